@@ -1,0 +1,46 @@
+# snowid: PGXS build.  `make && make install`, then see README.md.
+
+EXTENSION = snowid
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" snowid.control)
+
+MODULE_big = snowid
+OBJS = \
+	src/snowid.o \
+	src/guc.o \
+	src/layout.o \
+	src/clock.o \
+	src/shmem.o \
+	src/generator.o \
+	src/decode.o \
+	src/stats.o
+
+DATA = $(wildcard sql/snowid--*.sql)
+PG_CPPFLAGS = -I$(srcdir)/src
+
+# pg_regress inputs live in sql/, outputs in expected/ (PGXS defaults).
+REGRESS = layout decode generator errors gucs
+REGRESS_OPTS = --load-extension=snowid
+# Isolation specs and their outputs live in test/isolation/{specs,expected}
+# (PostgreSQL 15's pg_isolation_regress has no --expecteddir).
+ISOLATION = concurrent_next
+ISOLATION_OPTS = --inputdir=test/isolation --load-extension=snowid
+
+# TAP tests in test/t, run by `make prove` (PGXS only defines the variable).
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
+
+# `make installcheck` targets the server named by PGHOST/PGPORT.  Setting
+# SNOWID_TEMP_INSTANCE=<dir> makes pg_regress start its own server in <dir>,
+# configured by test/snowid.conf (snowid preloaded, node_id = 1).
+ifdef SNOWID_TEMP_INSTANCE
+REGRESS_OPTS += --temp-instance=$(SNOWID_TEMP_INSTANCE)/regress --temp-config=$(srcdir)/test/snowid.conf --port=$(or $(SNOWID_TEMP_PORT),54391)
+ISOLATION_OPTS += --temp-instance=$(SNOWID_TEMP_INSTANCE)/isolation --temp-config=$(srcdir)/test/snowid.conf --port=$(or $(SNOWID_TEMP_PORT),54391)
+endif
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+.PHONY: prove
+prove:
+	$(prove_installcheck)

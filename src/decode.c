@@ -1,0 +1,165 @@
+/*-------------------------------------------------------------------------
+ *
+ * decode.c
+ *	  Functions that take snowids apart or map timestamps onto them, and
+ *	  snowid_layout().
+ *
+ * None of these need shared memory: they read the layout in force (see
+ * snowid_current_layout), so they work in a server that does not preload
+ * snowid as long as it is configured with the same layout.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "snowid.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(snowid_timestamp);
+PG_FUNCTION_INFO_V1(snowid_node);
+PG_FUNCTION_INFO_V1(snowid_sequence);
+PG_FUNCTION_INFO_V1(snowid_decode);
+PG_FUNCTION_INFO_V1(snowid_from_timestamp);
+PG_FUNCTION_INFO_V1(snowid_layout);
+
+/* The layout, after checking that id can be a snowid at all. */
+static void
+snowid_layout_for(int64 id, SnowidLayout *layout, int *node_id)
+{
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid: " INT64_FORMAT, id),
+				 errdetail("A snowid is never negative: its sign bit is always 0.")));
+	snowid_current_layout(layout, node_id);
+}
+
+static TimestampTz
+snowid_timestamp_of(const SnowidLayout *layout, int64 id)
+{
+	TimestampTz result;
+
+	if (!snowid_tick_start(layout, snowid_id_tick(layout, id), &result))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp of snowid " INT64_FORMAT " is out of range", id)));
+	return result;
+}
+
+Datum
+snowid_timestamp(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	SnowidLayout layout;
+	int			node_id;
+
+	snowid_layout_for(id, &layout, &node_id);
+	PG_RETURN_TIMESTAMPTZ(snowid_timestamp_of(&layout, id));
+}
+
+Datum
+snowid_node(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	SnowidLayout layout;
+	int			node_id;
+
+	snowid_layout_for(id, &layout, &node_id);
+	PG_RETURN_INT32(snowid_id_node(&layout, id));
+}
+
+Datum
+snowid_sequence(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	SnowidLayout layout;
+	int			node_id;
+
+	snowid_layout_for(id, &layout, &node_id);
+	PG_RETURN_INT32(snowid_id_sequence(&layout, id));
+}
+
+Datum
+snowid_decode(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	SnowidLayout layout;
+	int			node_id;
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	snowid_layout_for(id, &layout, &node_id);
+	values[0] = TimestampTzGetDatum(snowid_timestamp_of(&layout, id));
+	values[1] = Int32GetDatum(snowid_id_node(&layout, id));
+	values[2] = Int32GetDatum(snowid_id_sequence(&layout, id));
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+Datum
+snowid_from_timestamp(PG_FUNCTION_ARGS)
+{
+	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+	SnowidLayout layout;
+	int			node_id;
+	int64		tick;
+
+	snowid_current_layout(&layout, &node_id);
+	if (TIMESTAMP_NOT_FINITE(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for a snowid: \"%s\"",
+						timestamptz_to_str(ts)),
+				 errdetail("Only finite timestamps map to snowids.")));
+	tick = snowid_tick_of(&layout, ts);
+	if (tick < 0 || tick > snowid_max_tick(&layout))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for a snowid: \"%s\"",
+						timestamptz_to_str(ts)),
+				 errdetail("The layout covers %s to %s.",
+						   pstrdup(timestamptz_to_str(layout.epoch)),
+						   timestamptz_to_str(snowid_layout_end(&layout)))));
+	PG_RETURN_INT64(snowid_id_of_tick(&layout, tick));
+}
+
+Datum
+snowid_layout(PG_FUNCTION_ARGS)
+{
+	SnowidLayout layout;
+	int			node_id;
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {false};
+	Interval   *tick;
+	TimestampTz last;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	snowid_current_layout(&layout, &node_id);
+
+	tick = (Interval *) palloc0(sizeof(Interval));
+	tick->time = layout.tick_us;
+
+	values[0] = TimestampTzGetDatum(layout.epoch);
+	values[1] = IntervalPGetDatum(tick);
+	values[2] = Int32GetDatum(layout.timestamp_bits);
+	values[3] = Int32GetDatum(layout.node_bits);
+	values[4] = Int32GetDatum(layout.sequence_bits);
+	values[5] = Int32GetDatum(node_id);
+	nulls[5] = (node_id < 0);
+	values[6] = Int64GetDatum((INT64CONST(1) << layout.sequence_bits) *
+							  USECS_PER_SEC / layout.tick_us);
+	if (snowid_tick_start(&layout, snowid_max_tick(&layout), &last))
+		values[7] = TimestampTzGetDatum(last);
+	else
+		nulls[7] = true;		/* beyond what timestamptz can hold */
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,235 @@
+/*-------------------------------------------------------------------------
+ *
+ * generator.c
+ *	  snowid_next() and snowid_next_batch(): the Snowflake generator.
+ *
+ * The whole generator is one 64-bit atomic in shared memory,
+ * SnowidShared.next_position: the first position (tick << sequence_bits |
+ * sequence) not yet issued by this server.  A caller reads the clock once,
+ * takes the larger of next_position and the start of the current wall
+ * tick, checks what that would do to the lead over the wall clock, and
+ * only then claims its positions with one compare-and-swap.  A sequence
+ * that runs out carries into the next tick ("borrowing") as long as the
+ * lead stays within snowid.max_lead; beyond that the caller waits for the
+ * clock, for at most snowid.max_wait, and otherwise fails.  Nothing is ever
+ * claimed that fails these checks, so the stream never wraps, never
+ * repeats and never goes backwards while the server runs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "snowid.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(snowid_next);
+PG_FUNCTION_INFO_V1(snowid_next_batch);
+
+#define SNOWID_MAX_BATCH 1000000
+
+static void
+snowid_require_node(const SnowidLayout *layout)
+{
+	if (unlikely(snowid_node_id < 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid.node_id is not set"),
+				 errdetail("Every server that generates snowids needs a node ID of its own, from 0 to " INT64_FORMAT ".",
+						   snowid_max_node(layout)),
+				 errhint("Set snowid.node_id in postgresql.conf and restart the server.")));
+}
+
+/* Fail because the next position lies too far ahead of the wall clock. */
+static void
+snowid_clock_behind(SnowidShared *shared, const SnowidLayout *layout,
+					int64 tick, TimestampTz now, int64 lead_us)
+{
+	TimestampTz tick_start;
+	char	   *tick_text;
+
+	pg_atomic_fetch_add_u64(&shared->clock_errors, 1);
+	tick_text = snowid_tick_start(layout, tick, &tick_start) ?
+		pstrdup(timestamptz_to_str(tick_start)) : pstrdup("(out of range)");
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("system clock is %.3f ms behind the IDs snowid has issued",
+					(double) lead_us / 1000.0),
+			 errdetail("The next ID belongs to the tick starting at %s and the clock reads %s; snowid.max_lead allows %d ms of lead and snowid.max_wait %d ms of waiting.",
+					   tick_text, timestamptz_to_str(now),
+					   snowid_max_lead_ms, snowid_max_wait_ms),
+			 errhint("Wait for the clock to catch up or correct it; raising snowid.max_wait lets callers wait longer instead of failing.")));
+}
+
+/*
+ * Claim n consecutive positions and return the first.  Only the
+ * compare-and-swap publishes anything; every check happens before it.
+ */
+static uint64
+snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
+{
+	const int	shift = layout->sequence_bits;
+	const uint64 end = snowid_position_end(layout);
+	const int64 max_lead_us = (int64) snowid_max_lead_ms * 1000;
+	const int64 max_wait_us = (int64) snowid_max_wait_ms * 1000;
+	uint64		old = pg_atomic_read_u64(&shared->next_position);
+	int64		wait_start = 0;
+	uint64		first;
+	uint64		last;
+	int64		wall_tick;
+	int64		last_tick;
+	int64		lower;
+
+	for (;;)
+	{
+		TimestampTz now = snowid_clock_now();
+		TimestampTz last_start;
+		int64		lead_us;
+		uint64		wall_position;
+
+		wall_tick = snowid_tick_of(layout, now);
+		if (unlikely(wall_tick > snowid_max_tick(layout)))
+			wall_position = end;
+		else
+			wall_position = wall_tick < 0 ? 0 : (uint64) wall_tick << shift;
+		first = Max(old, wall_position);
+
+		if (unlikely(first >= end || end - first < n))
+			ereport(ERROR,
+					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+					 errmsg("snowid layout has run out of timestamp bits"),
+					 errdetail("The layout's last tick starts at %s; no more IDs can be issued with it.",
+							   timestamptz_to_str(snowid_layout_end(layout) - layout->tick_us)),
+					 errhint("Configure a new layout (a later snowid.epoch, a longer snowid.tick or fewer node or sequence bits) and restart the server.")));
+
+		last = first + n - 1;
+		last_tick = (int64) (last >> shift);
+		if (likely(snowid_tick_start(layout, last_tick, &last_start)))
+			lead_us = last_start - now;
+		else
+			lead_us = PG_INT64_MAX;
+
+		if (likely(lead_us <= max_lead_us))
+		{
+			if (pg_atomic_compare_exchange_u64(&shared->next_position,
+											   &old, last + 1))
+				break;
+			continue;			/* old now holds the current value */
+		}
+
+		/* Too far ahead of the clock: wait for it, within max_wait. */
+		if (wait_start == 0)
+			wait_start = snowid_clock_monotonic_us();
+		if (lead_us - max_lead_us >
+			max_wait_us - (snowid_clock_monotonic_us() - wait_start))
+			snowid_clock_behind(shared, layout, last_tick, now, lead_us);
+		snowid_clock_sleep(lead_us - max_lead_us);
+		old = pg_atomic_read_u64(&shared->next_position);
+	}
+
+	pg_atomic_fetch_add_u64(&shared->ids_issued, n);
+
+	/*
+	 * Count the ticks this call entered ahead of the wall clock: those after
+	 * both the wall tick and the tick of the position before "first" (when
+	 * "first" continued the stream rather than starting a fresh tick).
+	 */
+	lower = wall_tick;
+	if (first == old && first > 0)
+		lower = Max(lower, (int64) ((first - 1) >> shift));
+	if (unlikely(last_tick > lower))
+		pg_atomic_fetch_add_u64(&shared->ticks_borrowed, last_tick - lower);
+
+	if (unlikely(wait_start != 0))
+	{
+		pg_atomic_fetch_add_u64(&shared->waits, 1);
+		pg_atomic_fetch_add_u64(&shared->wait_us,
+								snowid_clock_monotonic_us() - wait_start);
+	}
+	return first;
+}
+
+/*
+ * Refuse a batch that could never be served: more positions than the ticks
+ * within max_lead + max_wait of the current one hold.
+ */
+static void
+snowid_check_batch(const SnowidLayout *layout, int32 n)
+{
+	int64		reachable_ticks = ((int64) snowid_max_lead_ms +
+								   snowid_max_wait_ms) * 1000 /
+		layout->tick_us + 1;
+	int64		reachable = reachable_ticks << layout->sequence_bits;
+
+	if (n < 1 || n > SNOWID_MAX_BATCH)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid batch size must be between 1 and %d", SNOWID_MAX_BATCH),
+				 errdetail("The requested size was %d.", n)));
+	if (n > reachable)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid batch of %d IDs is larger than the layout can issue in time", n),
+				 errdetail("With %d ms ticks of " INT64_FORMAT " IDs, snowid.max_lead = %d ms and snowid.max_wait = %d ms allow at most " INT64_FORMAT " IDs at once.",
+						   (int) (layout->tick_us / 1000),
+						   (int64) 1 << layout->sequence_bits,
+						   snowid_max_lead_ms, snowid_max_wait_ms, reachable),
+				 errhint("Ask for fewer IDs per call, or raise snowid.max_lead.")));
+}
+
+Datum
+snowid_next(PG_FUNCTION_ARGS)
+{
+	SnowidShared *shared = snowid_require_shared();
+	const SnowidLayout *layout = &snowid_active_layout;
+	uint64		position;
+
+	snowid_require_node(layout);
+	position = snowid_reserve(shared, layout, 1);
+	PG_RETURN_INT64(snowid_id_from_position(layout, position, snowid_node_id));
+}
+
+typedef struct SnowidBatch
+{
+	uint64		next;			/* next position to return */
+} SnowidBatch;
+
+Datum
+snowid_next_batch(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	SnowidBatch *batch;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		SnowidShared *shared = snowid_require_shared();
+		const SnowidLayout *layout = &snowid_active_layout;
+		int32		n = PG_GETARG_INT32(0);
+		MemoryContext oldcontext;
+
+		snowid_require_node(layout);
+		snowid_check_batch(layout, n);
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		batch = (SnowidBatch *) palloc(sizeof(SnowidBatch));
+		MemoryContextSwitchTo(oldcontext);
+
+		batch->next = snowid_reserve(shared, layout, (uint32) n);
+		funcctx->max_calls = n;
+		funcctx->user_fctx = batch;
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	batch = (SnowidBatch *) funcctx->user_fctx;
+	if (funcctx->call_cntr < funcctx->max_calls)
+	{
+		int64		id = snowid_id_from_position(&snowid_active_layout,
+												 batch->next++,
+												 snowid_node_id);
+
+		SRF_RETURN_NEXT(funcctx, Int64GetDatum(id));
+	}
+	SRF_RETURN_DONE(funcctx);
+}

@@ -1,0 +1,346 @@
+/*-------------------------------------------------------------------------
+ *
+ * guc.c
+ *	  snowid's configuration parameters and the validation of the layout.
+ *
+ * The layout parameters (node_id, node_bits, sequence_bits, epoch, tick)
+ * are PGC_POSTMASTER: fixed for the life of the server, identical in every
+ * backend, and no session can change them.  Each is range-checked on its
+ * own by the GUC machinery; the rules that tie them together are checked
+ * once, in the postmaster, when the library is preloaded, and a layout
+ * that breaks them stops the server from starting.
+ *
+ * max_lead and max_wait are PGC_SIGHUP: plain ints read by the generator.
+ *
+ * A server that does not preload snowid never defines these parameters;
+ * values set in postgresql.conf remain visible as placeholders, and
+ * snowid_current_layout() parses those so the decoders still work.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgtime.h"
+#include "snowid.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#define SNOWID_DEFAULT_EPOCH "2025-01-01 00:00:00+00"
+#define SNOWID_DEFAULT_NODE_BITS 10
+#define SNOWID_DEFAULT_SEQUENCE_BITS 12
+#define SNOWID_DEFAULT_TICK_MS 1
+#define SNOWID_MAX_TICK_MS 86400000 /* one day */
+#define SNOWID_MAX_TIME_MS 3600000	/* one hour, for max_lead and max_wait */
+
+/* A layout must last this long from now, or the server does not start. */
+#define SNOWID_MIN_LIFE_YEARS 1
+/* A layout that ends sooner than this from now is logged as a warning. */
+#define SNOWID_WARN_LIFE_YEARS 10
+
+int			snowid_node_id = -1;
+int			snowid_max_lead_ms = 1000;
+int			snowid_max_wait_ms = 1000;
+bool		snowid_gucs_defined = false;
+SnowidLayout snowid_active_layout;
+
+static int	snowid_node_bits = SNOWID_DEFAULT_NODE_BITS;
+static int	snowid_sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS;
+static int	snowid_tick_ms = SNOWID_DEFAULT_TICK_MS;
+static char *snowid_epoch_text = NULL;
+static TimestampTz snowid_epoch = 0;
+
+/*
+ * Parse an epoch.  Text without a time zone is read as UTC, whatever the
+ * server's TimeZone, so that every process reads the same instant.  Never
+ * throws: returns false with a reason instead, as a check hook must.
+ */
+static bool
+snowid_parse_epoch(const char *text, TimestampTz *result, const char **why)
+{
+	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype;
+	struct pg_tm tm;
+	fsec_t		fsec;
+	int			tz;
+	int			dterr;
+	pg_tz	   *saved_zone = session_timezone;
+
+	dterr = ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype,
+						  MAXDATEFIELDS, &nf);
+	if (dterr == 0)
+	{
+		session_timezone = pg_tzset_offset(0);
+		PG_TRY();
+		{
+			dterr = DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz);
+		}
+		PG_FINALLY();
+		{
+			session_timezone = saved_zone;
+		}
+		PG_END_TRY();
+	}
+	if (dterr != 0)
+	{
+		*why = "It is not a valid timestamp with time zone.";
+		return false;
+	}
+	if (dtype != DTK_DATE)
+	{
+		*why = "It must be a fixed point in time, not a special value.";
+		return false;
+	}
+	if (tm2timestamp(&tm, fsec, &tz, result) != 0 ||
+		!IS_VALID_TIMESTAMP(*result))
+	{
+		*why = "It is out of the range of timestamp with time zone.";
+		return false;
+	}
+	if (*result > snowid_clock_now())
+	{
+		*why = "The epoch must not be in the future.";
+		return false;
+	}
+	return true;
+}
+
+static bool
+snowid_epoch_check(char **newval, void **extra, GucSource source)
+{
+	TimestampTz epoch;
+	const char *why;
+	TimestampTz *store;
+
+	if (!snowid_parse_epoch(*newval, &epoch, &why))
+	{
+		GUC_check_errdetail("%s", why);
+		return false;
+	}
+	store = (TimestampTz *) malloc(sizeof(TimestampTz));
+	if (store == NULL)
+		return false;
+	*store = epoch;
+	*extra = store;
+	return true;
+}
+
+static void
+snowid_epoch_assign(const char *newval, void *extra)
+{
+	snowid_epoch = *(TimestampTz *) extra;
+}
+
+/*
+ * Check the rules that tie the layout parameters together, reporting a
+ * broken one at elevel (FATAL at server start).  Warns, at most once per
+ * process, when the layout ends within SNOWID_WARN_LIFE_YEARS.
+ */
+static void
+snowid_validate_layout(SnowidLayout *layout, int node_bits, int sequence_bits,
+					   TimestampTz epoch, int tick_ms, int node_id, int elevel)
+{
+	TimestampTz now = snowid_clock_now();
+	TimestampTz end;
+	static bool warned = false;
+
+	if (!snowid_layout_init(layout, node_bits, sequence_bits, epoch, tick_ms))
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.node_bits and snowid.sequence_bits together must be at most 62"),
+				 errdetail("snowid.node_bits is %d and snowid.sequence_bits is %d, which leaves no bit for the timestamp.",
+						   node_bits, sequence_bits)));
+
+	if (node_id < -1 || node_id > snowid_max_node(layout))
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%d is outside the valid range for parameter \"snowid.node_id\" (0 .. " INT64_FORMAT ")",
+						node_id, snowid_max_node(layout)),
+				 errdetail("snowid.node_bits = %d allows node IDs from 0 to " INT64_FORMAT "; -1 leaves the node ID unset.",
+						   node_bits, snowid_max_node(layout))));
+
+	end = snowid_layout_end(layout);
+	if (end != DT_NOEND &&
+		end < now + SNOWID_MIN_LIFE_YEARS * DAYS_PER_YEAR * USECS_PER_DAY)
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid layout leaves too few timestamp bits"),
+				 errdetail("With snowid.node_bits = %d and snowid.sequence_bits = %d, %d bits remain for the timestamp; counting %d ms ticks from %s, they run out at %s.",
+						   node_bits, sequence_bits, layout->timestamp_bits,
+						   tick_ms, timestamptz_to_str(epoch),
+						   timestamptz_to_str(end)),
+				 errhint("Lower snowid.node_bits or snowid.sequence_bits, raise snowid.tick, or move snowid.epoch closer to today: the layout must last at least %d year from now.",
+						 SNOWID_MIN_LIFE_YEARS)));
+
+	if (!warned && end != DT_NOEND &&
+		end < now + SNOWID_WARN_LIFE_YEARS * DAYS_PER_YEAR * USECS_PER_DAY)
+	{
+		warned = true;
+		ereport(WARNING,
+				(errmsg("snowid layout runs out of timestamp bits at %s",
+						timestamptz_to_str(end)),
+				 errdetail("That is less than %d years from now; after it, snowid_next() fails instead of issuing IDs.",
+						   SNOWID_WARN_LIFE_YEARS),
+				 errhint("Plan a new layout (fewer node or sequence bits, a longer tick, or a later epoch) well before then.")));
+	}
+}
+
+void
+snowid_guc_init(void)
+{
+	DefineCustomIntVariable("snowid.node_id",
+							"Node ID of this server, embedded in every snowid it issues.",
+							"Must be unique among the servers that share IDs, between 0 and 2^snowid.node_bits - 1; -1 (unset) makes snowid_next() fail.",
+							&snowid_node_id,
+							-1, -1, PG_INT32_MAX,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.node_bits",
+							"Number of bits of a snowid that hold the node ID.",
+							NULL,
+							&snowid_node_bits,
+							SNOWID_DEFAULT_NODE_BITS, 0, 31,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.sequence_bits",
+							"Number of bits of a snowid that hold the sequence within one tick.",
+							NULL,
+							&snowid_sequence_bits,
+							SNOWID_DEFAULT_SEQUENCE_BITS, 0, 31,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomStringVariable("snowid.epoch",
+							   "Start of tick 0 of the snowid timestamp (a timestamptz; UTC if no zone is given).",
+							   "Must not be in the future.",
+							   &snowid_epoch_text,
+							   SNOWID_DEFAULT_EPOCH,
+							   PGC_POSTMASTER, 0,
+							   snowid_epoch_check, snowid_epoch_assign, NULL);
+	DefineCustomIntVariable("snowid.tick",
+							"Length of one snowid timestamp unit.",
+							NULL,
+							&snowid_tick_ms,
+							SNOWID_DEFAULT_TICK_MS, 1, SNOWID_MAX_TICK_MS,
+							PGC_POSTMASTER, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.max_lead",
+							"How far the timestamp of an issued snowid may run ahead of the wall clock.",
+							"Lets a node borrow ticks when one tick's sequence is used up, and absorbs small backward clock steps.",
+							&snowid_max_lead_ms,
+							1000, 0, SNOWID_MAX_TIME_MS,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.max_wait",
+							"How long snowid_next() may wait for the wall clock before it fails.",
+							NULL,
+							&snowid_max_wait_ms,
+							1000, 0, SNOWID_MAX_TIME_MS,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("snowid");
+
+	snowid_validate_layout(&snowid_active_layout, snowid_node_bits,
+						   snowid_sequence_bits, snowid_epoch, snowid_tick_ms,
+						   snowid_node_id, FATAL);
+	snowid_gucs_defined = true;
+}
+
+/*
+ * Read an integer parameter of a server that does not preload snowid: the
+ * placeholder's text if postgresql.conf (or the session) set one, else the
+ * default.
+ */
+static int
+snowid_placeholder_int(const char *name, int default_value, int flags,
+					   int min, int max)
+{
+	const char *text = GetConfigOption(name, true, false);
+	int			value;
+	const char *hint = NULL;
+
+	if (text == NULL)
+		return default_value;
+	if (!parse_int(text, &value, flags, &hint) || value < min || value > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"", name, text),
+				 errdetail("It must be an integer from %d to %d.", min, max),
+				 hint ? errhint("%s", hint) : 0));
+	return value;
+}
+
+/*
+ * The layout in force, and the node ID (-1 if unset).  With snowid
+ * preloaded that is the validated start-up configuration; without it, the
+ * configured placeholders, validated here (and cached until they change).
+ */
+void
+snowid_current_layout(SnowidLayout *layout, int *node_id)
+{
+	static SnowidLayout cached;
+	static int	cached_node_id;
+	static char *cached_key = NULL;
+	SnowidLayout fresh;
+	const char *epoch_text;
+	int			node_bits;
+	int			sequence_bits;
+	int			tick_ms;
+	int			node;
+	TimestampTz epoch;
+	const char *why;
+	char	   *key;
+
+	if (snowid_gucs_defined)
+	{
+		*layout = snowid_active_layout;
+		*node_id = snowid_node_id;
+		return;
+	}
+
+	node = snowid_placeholder_int("snowid.node_id", -1, 0, -1, PG_INT32_MAX);
+	node_bits = snowid_placeholder_int("snowid.node_bits",
+									   SNOWID_DEFAULT_NODE_BITS, 0, 0, 31);
+	sequence_bits = snowid_placeholder_int("snowid.sequence_bits",
+										   SNOWID_DEFAULT_SEQUENCE_BITS,
+										   0, 0, 31);
+	tick_ms = snowid_placeholder_int("snowid.tick", SNOWID_DEFAULT_TICK_MS,
+									 GUC_UNIT_MS, 1, SNOWID_MAX_TICK_MS);
+	epoch_text = GetConfigOption("snowid.epoch", true, false);
+	if (epoch_text == NULL)
+		epoch_text = SNOWID_DEFAULT_EPOCH;
+
+	key = psprintf("%d/%d/%d/%d/%s", node, node_bits, sequence_bits, tick_ms,
+				   epoch_text);
+	if (cached_key != NULL && strcmp(key, cached_key) == 0)
+	{
+		pfree(key);
+		*layout = cached;
+		*node_id = cached_node_id;
+		return;
+	}
+
+	if (!snowid_parse_epoch(epoch_text, &epoch, &why))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
+						epoch_text),
+				 errdetail("%s", why)));
+	snowid_validate_layout(&fresh, node_bits, sequence_bits, epoch, tick_ms,
+						   node, ERROR);
+
+	cached = fresh;
+	cached_node_id = node;
+	if (cached_key != NULL)
+		free(cached_key);
+	cached_key = strdup(key);
+	pfree(key);
+
+	*layout = cached;
+	*node_id = cached_node_id;
+}

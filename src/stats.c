@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ *
+ * stats.c
+ *	  snowid_stats(): what the generator has done since the server started.
+ *
+ * Reads the atomics in SnowidShared without a lock; each value is exact,
+ * the row as a whole is not a single snapshot.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "snowid.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(snowid_stats);
+
+Datum
+snowid_stats(PG_FUNCTION_ARGS)
+{
+	SnowidShared *shared = snowid_require_shared();
+	const SnowidLayout *layout = &snowid_active_layout;
+	TupleDesc	tupdesc;
+	Datum		values[7];
+	bool		nulls[7] = {false};
+	uint64		next = pg_atomic_read_u64(&shared->next_position);
+	double		lead_ms = 0.0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	values[0] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->ids_issued));
+	values[1] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->ticks_borrowed));
+	values[2] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->waits));
+	values[3] = Float8GetDatum((double) pg_atomic_read_u64(&shared->wait_us) / 1000.0);
+	values[4] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->clock_errors));
+
+	/* last_id: only once something was issued and the node is known */
+	if (next > 0 && snowid_node_id >= 0)
+		values[5] = Int64GetDatum(snowid_id_from_position(layout, next - 1,
+														  snowid_node_id));
+	else
+		nulls[5] = true;
+
+	/* lead: how far the last issued tick starts ahead of the clock */
+	if (next > 0)
+	{
+		TimestampTz start;
+
+		if (snowid_tick_start(layout, (int64) ((next - 1) >> layout->sequence_bits),
+							  &start))
+			lead_ms = Max(0.0, (double) (start - snowid_clock_now()) / 1000.0);
+	}
+	values[6] = Float8GetDatum(lead_ms);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
