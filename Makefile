@@ -18,7 +18,7 @@ DATA = $(wildcard sql/snowid--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress inputs live in sql/, outputs in expected/ (PGXS defaults).
-REGRESS = layout decode generator errors gucs
+REGRESS = layout generator errors gucs
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
 # (PostgreSQL 15's pg_isolation_regress has no --expecteddir).
@@ -29,12 +29,14 @@ ISOLATION_OPTS = --inputdir=test/isolation --load-extension=snowid
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
-# `make installcheck` targets the server named by PGHOST/PGPORT.  Setting
-# SNOWID_TEMP_INSTANCE=<dir> makes pg_regress start its own server in <dir>,
-# configured by test/snowid.conf (snowid preloaded, node_id = 1).
+# `make installcheck` targets the server named by PGHOST/PGPORT.  With
+# SNOWID_TEMP_INSTANCE=1, pg_regress starts servers of its own instead, in
+# tmp_regress/ and tmp_isolation/, configured by test/snowid.conf (snowid
+# preloaded, node_id = 1) and listening on SNOWID_TEMP_PORT.
+SNOWID_TEMP_PORT ?= 54391
 ifdef SNOWID_TEMP_INSTANCE
-REGRESS_OPTS += --temp-instance=$(SNOWID_TEMP_INSTANCE)/regress --temp-config=$(srcdir)/test/snowid.conf --port=$(or $(SNOWID_TEMP_PORT),54391)
-ISOLATION_OPTS += --temp-instance=$(SNOWID_TEMP_INSTANCE)/isolation --temp-config=$(srcdir)/test/snowid.conf --port=$(or $(SNOWID_TEMP_PORT),54391)
+REGRESS_OPTS += --temp-instance=tmp_regress --temp-config=test/snowid.conf --port=$(SNOWID_TEMP_PORT)
+ISOLATION_OPTS += --temp-instance=tmp_isolation --temp-config=test/snowid.conf --port=$(SNOWID_TEMP_PORT)
 endif
 
 PG_CONFIG ?= pg_config

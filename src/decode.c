@@ -119,13 +119,17 @@ snowid_from_timestamp(PG_FUNCTION_ARGS)
 				 errdetail("Only finite timestamps map to snowids.")));
 	tick = snowid_tick_of(&layout, ts);
 	if (tick < 0 || tick > snowid_max_tick(&layout))
+	{
+		char	   *from = pstrdup(timestamptz_to_str(layout.epoch));
+		char	   *until = pstrdup(timestamptz_to_str(snowid_layout_end(&layout)));
+
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range for a snowid: \"%s\"",
 						timestamptz_to_str(ts)),
-				 errdetail("The layout covers %s to %s.",
-						   pstrdup(timestamptz_to_str(layout.epoch)),
-						   timestamptz_to_str(snowid_layout_end(&layout)))));
+				 errdetail("The layout covers the time from %s until %s.",
+						   from, until)));
+	}
 	PG_RETURN_INT64(snowid_id_of_tick(&layout, tick));
 }
 

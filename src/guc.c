@@ -73,6 +73,21 @@ snowid_parse_epoch(const char *text, TimestampTz *result, const char **why)
 
 	dterr = ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype,
 						  MAXDATEFIELDS, &nf);
+
+	/* Words such as "now" would give every server start a new epoch. */
+	for (int i = 0; dterr == 0 && i < nf; i++)
+	{
+		if (ftype[i] == DTK_STRING &&
+			(pg_strcasecmp(field[i], "now") == 0 ||
+			 pg_strcasecmp(field[i], "today") == 0 ||
+			 pg_strcasecmp(field[i], "tomorrow") == 0 ||
+			 pg_strcasecmp(field[i], "yesterday") == 0 ||
+			 pg_strcasecmp(field[i], "epoch") == 0))
+		{
+			*why = "It must be a fixed point in time, not a word such as now or today.";
+			return false;
+		}
+	}
 	if (dterr == 0)
 	{
 		session_timezone = pg_tzset_offset(0);
@@ -93,7 +108,7 @@ snowid_parse_epoch(const char *text, TimestampTz *result, const char **why)
 	}
 	if (dtype != DTK_DATE)
 	{
-		*why = "It must be a fixed point in time, not a special value.";
+		*why = "It must be a finite point in time.";
 		return false;
 	}
 	if (tm2timestamp(&tm, fsec, &tz, result) != 0 ||

@@ -1,0 +1,33 @@
+--
+-- The configuration parameters: visible, documented, and guarded.
+--
+SELECT name, context, vartype, unit, boot_val, min_val, max_val,
+       short_desc <> '' AS described
+FROM pg_settings WHERE name LIKE 'snowid.%' ORDER BY name;
+
+-- No session can change the layout or the node ID of a running server.
+SET snowid.node_id = 5;
+SET snowid.node_bits = 8;
+SET snowid.epoch = '2026-01-01';
+RESET snowid.node_id;
+-- The clock policy is set in postgresql.conf and reloaded, not per session.
+SET snowid.max_lead = 0;
+SET snowid.max_wait = '10s';
+-- The prefix is reserved.
+SET snowid.nodeid = 5;
+
+-- ALTER SYSTEM refuses what the server would refuse at start.
+ALTER SYSTEM SET snowid.node_id = 'abc';
+ALTER SYSTEM SET snowid.node_id = -2;
+ALTER SYSTEM SET snowid.node_bits = 40;
+ALTER SYSTEM SET snowid.sequence_bits = -1;
+ALTER SYSTEM SET snowid.tick = 0;
+ALTER SYSTEM SET snowid.tick = '2 days';
+ALTER SYSTEM SET snowid.epoch = '2999-01-01 00:00:00+00';
+ALTER SYSTEM SET snowid.epoch = 'yesterday-ish';
+ALTER SYSTEM SET snowid.epoch = 'now';
+ALTER SYSTEM SET snowid.epoch = 'today';
+ALTER SYSTEM SET snowid.epoch = 'epoch';
+ALTER SYSTEM SET snowid.epoch = 'infinity';
+ALTER SYSTEM SET snowid.max_lead = '-1ms';
+ALTER SYSTEM SET snowid.max_wait = '2h';
