@@ -1,0 +1,102 @@
+# snowid.max_lead and snowid.max_wait on a live server, and the unset node ID.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('policy');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'snowid'\nsnowid.node_id = 7\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+
+sub set_policy
+{
+	my ($lead, $wait) = @_;
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET snowid.max_lead = '$lead'; ALTER SYSTEM SET snowid.max_wait = '$wait'; SELECT pg_reload_conf();");
+	$node->poll_query_until('postgres',
+		"SELECT current_setting('snowid.max_lead') = '$lead' AND current_setting('snowid.max_wait') = '$wait'")
+	  or die "reload of snowid.max_lead/max_wait not seen";
+}
+
+# Count IDs whose timestamp lies more than $lead_ms ahead of the clock read
+# right after they were issued (clock_timestamp() is evaluated after
+# snowid_next() in the same target list).
+sub burst
+{
+	my ($n, $lead_ms) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT count(*), count(DISTINCT id),
+		       count(*) FILTER (WHERE snowid_timestamp(id) > t + interval '$lead_ms ms')
+		FROM (SELECT snowid_next() AS id, clock_timestamp() AS t
+		      FROM generate_series(1, $n)) AS s});
+}
+
+sub snowstat
+{
+	my ($col) = @_;
+	return $node->safe_psql('postgres', "SELECT $col FROM snowid_stats()");
+}
+
+# max_lead = 0: bursts faster than 4,096 IDs per ms must wait, never lead.
+set_policy('0', '1s');
+my $waits_before = snowstat('waits');
+is(burst(300000, 0), '300000|300000|0', 'max_lead = 0: 300k IDs, none ahead of the clock');
+cmp_ok(snowstat('waits'), '>', $waits_before, 'max_lead = 0: callers waited for the clock');
+cmp_ok(snowstat('wait_time_ms'), '>', 0, 'wait time is accounted');
+
+# max_lead = 20ms: borrowing happens, but never beyond 20 ms.
+set_policy('20ms', '1s');
+my $borrowed_before = snowstat('ticks_borrowed');
+is(burst(300000, 20), '300000|300000|0', 'max_lead = 20ms: no ID more than 20 ms ahead');
+cmp_ok(snowstat('ticks_borrowed'), '>', $borrowed_before, 'max_lead = 20ms: ticks were borrowed');
+
+# max_lead = 0 and max_wait = 0: a burst that outruns the clock fails, clearly.
+set_policy('0', '0');
+my $errors_before = snowstat('clock_errors');
+my ($ret, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT count(snowid_next()) FROM generate_series(1, 1000000)");
+isnt($ret, 0, 'max_wait = 0: a burst beyond the clock fails');
+like($err, qr/ERROR:  55000: system clock is [0-9.]+ ms behind the IDs snowid has issued/,
+	'the error says how far the clock is behind');
+like($err, qr/DETAIL:  The next ID belongs to the tick starting at .* snowid.max_lead allows 0 ms of lead and snowid.max_wait 0 ms of waiting/,
+	'the detail names the tick and the policy');
+like($err, qr/HINT:  .*snowid.max_wait/, 'the hint says what to do');
+cmp_ok(snowstat('clock_errors'), '>', $errors_before, 'clock_errors counts it');
+
+# ... and a batch that cannot fit in the allowed ticks is refused up front.
+($ret, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM snowid_next_batch(5000)');
+like($err, qr/snowid batch of 5000 IDs is larger than the layout can issue in time/,
+	'a batch larger than max_lead + max_wait allow is refused');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM snowid_next_batch(4096)'),
+	'4096', 'a batch of one full tick still works');
+
+# After all of that, the stream is still strictly increasing.
+set_policy('1s', '1s');
+my $last = snowstat('last_id');
+cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $last,
+	'the next ID is above every ID issued before');
+$node->stop;
+
+# A preloaded server without snowid.node_id: generating fails, decoding works.
+my $unset = PostgreSQL::Test::Cluster->new('unset');
+$unset->init;
+$unset->append_conf('postgresql.conf', "shared_preload_libraries = 'snowid'\n");
+$unset->start;
+$unset->safe_psql('postgres', 'CREATE EXTENSION snowid');
+($ret, $out, $err) = $unset->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT snowid_next()");
+like($err, qr/ERROR:  55000: snowid.node_id is not set/, 'unset node ID: snowid_next() fails with 55000');
+like($err, qr/HINT:  Set snowid.node_id in postgresql.conf and restart the server./, 'with a hint');
+($ret, $out, $err) = $unset->psql('postgres', 'SELECT count(*) FROM snowid_next_batch(10)');
+like($err, qr/snowid.node_id is not set/, 'unset node ID: snowid_next_batch() fails too');
+is($unset->safe_psql('postgres', 'SELECT node_id IS NULL, node_bits FROM snowid_layout()'),
+	't|10', 'snowid_layout() shows the node ID as NULL');
+is($unset->safe_psql('postgres', 'SELECT snowid_node((3::bigint << 12) | 5), snowid_sequence(5)'),
+	'3|5', 'decoders work without a node ID');
+is($unset->safe_psql('postgres', 'SELECT ids_issued, last_id IS NULL FROM snowid_stats()'),
+	'0|t', 'nothing was issued');
+$unset->stop;
+
+done_testing();
