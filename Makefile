@@ -12,7 +12,8 @@ OBJS = \
 	src/shmem.o \
 	src/generator.o \
 	src/decode.o \
-	src/stats.o
+	src/stats.o \
+	src/highwater.o
 
 DATA = $(wildcard sql/snowid--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src

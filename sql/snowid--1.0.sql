@@ -2,13 +2,13 @@
 
 \echo Use "CREATE EXTENSION snowid" to load this file. \quit
 
--- Generators: volatile by nature.  They keep no backend-local state (the
--- stream lives in shared memory), so parallel workers may call them too.
+-- Generators: volatile by nature, and PARALLEL RESTRICTED because renewing
+-- the persisted reservation writes WAL, which only the leader may do.
 
 CREATE FUNCTION snowid_next()
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'snowid_next'
-LANGUAGE C VOLATILE PARALLEL SAFE;
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION snowid_next() IS
 'next Snowflake ID of this server (needs snowid in shared_preload_libraries and snowid.node_id)';
@@ -16,7 +16,7 @@ COMMENT ON FUNCTION snowid_next() IS
 CREATE FUNCTION snowid_next_batch(n integer)
 RETURNS SETOF bigint
 AS 'MODULE_PATHNAME', 'snowid_next_batch'
-LANGUAGE C VOLATILE STRICT PARALLEL SAFE
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
 ROWS 1000;
 
 COMMENT ON FUNCTION snowid_next_batch(integer) IS
@@ -90,8 +90,12 @@ CREATE FUNCTION snowid_stats(OUT ids_issued bigint,
 							 OUT waits bigint,
 							 OUT wait_time_ms double precision,
 							 OUT clock_errors bigint,
+							 OUT clock_regressions bigint,
+							 OUT largest_regression_ms double precision,
 							 OUT last_id bigint,
-							 OUT lead_ms double precision)
+							 OUT lead_ms double precision,
+							 OUT reserved_until timestamptz,
+							 OUT reservations bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowid_stats'
 LANGUAGE C VOLATILE PARALLEL SAFE;

@@ -13,12 +13,24 @@
  * lead stays within snowid.max_lead; beyond that the caller waits for the
  * clock, for at most snowid.max_wait, and otherwise fails.  Nothing is ever
  * claimed that fails these checks, so the stream never wraps, never
- * repeats and never goes backwards while the server runs.
+ * repeats and never goes backwards.
+ *
+ * Across restarts, crashes and promotions the stream continues above the
+ * persisted high-water mark: a caller may only claim positions below
+ * reserved_position (same cache line as next_position, so the check costs
+ * no extra memory traffic).  The caller that finds less than half of the
+ * reserved window left renews it (highwater.c) after claiming its own IDs;
+ * a caller that finds none left renews it, or waits for the renewal, first.
+ *
+ * Clock regressions are detected without a write on the hot path:
+ * clock_seen is raised only by callers that start a fresh tick, and
+ * compared only by callers that continue a tick ahead of the clock.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "snowid.h"
@@ -29,9 +41,18 @@ PG_FUNCTION_INFO_V1(snowid_next_batch);
 
 #define SNOWID_MAX_BATCH 1000000
 
+/* A step back of the clock smaller than this is not counted. */
+#define SNOWID_REGRESSION_THRESHOLD_US 10000
+
 static void
 snowid_require_node(const SnowidLayout *layout)
 {
+	if (unlikely(RecoveryInProgress()))
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot generate snowids during recovery"),
+				 errdetail("A standby shares its primary's node ID; IDs it issued could collide with the primary's."),
+				 errhint("Generate IDs on the primary; after promotion this server continues above every ID its primary reserved.")));
 	if (unlikely(snowid_node_id < 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -62,6 +83,41 @@ snowid_clock_behind(SnowidShared *shared, const SnowidLayout *layout,
 			 errhint("Wait for the clock to catch up or correct it; raising snowid.max_wait lets callers wait longer instead of failing.")));
 }
 
+/* Note the clock reading of a caller that starts a fresh tick. */
+static inline void
+snowid_note_clock(SnowidShared *shared, TimestampTz now)
+{
+	uint64		seen = pg_atomic_read_u64(&shared->clock_seen);
+
+	if ((uint64) now > seen)
+		pg_atomic_compare_exchange_u64(&shared->clock_seen, &seen, (uint64) now);
+}
+
+/*
+ * A caller continues a tick ahead of its clock reading: borrowing, or the
+ * clock went back.  Count a step back once, by lowering clock_seen to the
+ * new reading.
+ */
+static void
+snowid_check_regression(SnowidShared *shared, TimestampTz now)
+{
+	uint64		seen = pg_atomic_read_u64(&shared->clock_seen);
+	uint64		step;
+	uint64		largest;
+
+	if (now < 0 || seen <= (uint64) now + SNOWID_REGRESSION_THRESHOLD_US)
+		return;
+	step = seen - (uint64) now;
+	if (!pg_atomic_compare_exchange_u64(&shared->clock_seen, &seen, (uint64) now))
+		return;					/* someone else counted it */
+	pg_atomic_fetch_add_u64(&shared->regressions, 1);
+	largest = pg_atomic_read_u64(&shared->largest_regression_us);
+	while (step > largest &&
+		   !pg_atomic_compare_exchange_u64(&shared->largest_regression_us,
+										   &largest, step))
+		;
+}
+
 /*
  * Claim n consecutive positions and return the first.  Only the
  * compare-and-swap publishes anything; every check happens before it.
@@ -77,6 +133,7 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 	int64		wait_start = 0;
 	uint64		first;
 	uint64		last;
+	uint64		reserved;
 	int64		wall_tick;
 	int64		last_tick;
 	int64		lower;
@@ -93,7 +150,17 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 			wall_position = end;
 		else
 			wall_position = wall_tick < 0 ? 0 : (uint64) wall_tick << shift;
-		first = Max(old, wall_position);
+		if (old >= wall_position)
+		{
+			first = old;
+			if (unlikely(wall_tick < (int64) (old >> shift)))
+				snowid_check_regression(shared, now);
+		}
+		else
+		{
+			first = wall_position;
+			snowid_note_clock(shared, now);
+		}
 
 		if (unlikely(first >= end || end - first < n))
 			ereport(ERROR,
@@ -112,6 +179,14 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 
 		if (likely(lead_us <= max_lead_us))
 		{
+			reserved = pg_atomic_read_u64(&shared->reserved_position);
+			if (unlikely(last >= reserved))
+			{
+				/* the persisted reservation is used up: renew it first */
+				snowid_highwater_renew(shared, layout, last_tick, wall_tick, true);
+				old = pg_atomic_read_u64(&shared->next_position);
+				continue;
+			}
 			if (pg_atomic_compare_exchange_u64(&shared->next_position,
 											   &old, last + 1))
 				break;
@@ -127,6 +202,11 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 		snowid_clock_sleep(lead_us - max_lead_us);
 		old = pg_atomic_read_u64(&shared->next_position);
 	}
+
+	/* Less than half of the reserved window left: renew it early. */
+	if (unlikely((int64) (reserved >> shift) - last_tick <=
+				 snowid_highwater_window_ticks(layout) / 2))
+		snowid_highwater_renew(shared, layout, last_tick, wall_tick, false);
 
 	pg_atomic_fetch_add_u64(&shared->ids_issued, n);
 

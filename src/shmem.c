@@ -5,9 +5,11 @@
  *
  * One SnowidShared per server, requested in shmem_request_hook and set up
  * in shmem_startup_hook (under AddinShmemInitLock, only when the segment is
- * new).  All of its fields are atomics: the generator advances
- * next_position with compare-and-swap and the statistics with fetch-add, so
- * no lock is ever taken after start-up.
+ * new, which includes the re-initialisation after a backend crash): the
+ * generator starts at the persisted high-water mark (highwater.c).  The
+ * generator advances next_position with compare-and-swap and the statistics
+ * with fetch-add, lock-free; only the rare renewal of the persisted
+ * reservation takes renew_lock.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,6 +32,7 @@ snowid_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(sizeof(SnowidShared));
+	RequestNamedLWLockTranche("snowid", 1);
 }
 
 static void
@@ -45,11 +48,19 @@ snowid_shmem_startup(void)
 	if (!found)
 	{
 		pg_atomic_init_u64(&snowid_shared->next_position, 0);
+		pg_atomic_init_u64(&snowid_shared->reserved_position, 0);
+		pg_atomic_init_u64(&snowid_shared->clock_seen, 0);
+		pg_atomic_init_u64(&snowid_shared->reserved_until, 0);
+		snowid_shared->renew_lock = &(GetNamedLWLockTranche("snowid"))->lock;
 		pg_atomic_init_u64(&snowid_shared->ids_issued, 0);
 		pg_atomic_init_u64(&snowid_shared->ticks_borrowed, 0);
 		pg_atomic_init_u64(&snowid_shared->waits, 0);
 		pg_atomic_init_u64(&snowid_shared->wait_us, 0);
 		pg_atomic_init_u64(&snowid_shared->clock_errors, 0);
+		pg_atomic_init_u64(&snowid_shared->regressions, 0);
+		pg_atomic_init_u64(&snowid_shared->largest_regression_us, 0);
+		pg_atomic_init_u64(&snowid_shared->renewals, 0);
+		snowid_highwater_load(snowid_shared);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }

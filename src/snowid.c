@@ -31,4 +31,5 @@ _PG_init(void)
 
 	snowid_guc_init();
 	snowid_shmem_init();
+	snowid_highwater_init();
 }

@@ -10,6 +10,7 @@
 
 #include "layout.h"
 #include "port/atomics.h"
+#include "storage/lwlock.h"
 
 /* guc.c: configuration */
 extern int	snowid_node_id;		/* -1 while unset */
@@ -24,22 +25,43 @@ extern void snowid_current_layout(SnowidLayout *layout, int *node_id);
 /* shmem.c: the instance-wide state */
 typedef struct SnowidShared
 {
-	/* the generator: next position not yet issued */
+	/* the generator: next position not yet issued (CAS by every caller) */
 	pg_atomic_uint64 next_position;
-	char		pad[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+	/* positions below this are covered by the persisted high-water mark */
+	pg_atomic_uint64 reserved_position;
+	char		pad[PG_CACHE_LINE_SIZE - 2 * sizeof(pg_atomic_uint64)];
 
-	/* statistics, on their own cache line(s) */
+	/* latest clock reading that started a fresh tick (for regressions) */
+	pg_atomic_uint64 clock_seen;
+	char		pad2[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+
+	/* the persisted bound as a timestamptz, 0 if none; under renew_lock */
+	pg_atomic_uint64 reserved_until;
+	LWLock	   *renew_lock;		/* serialises renewals of the reservation */
+
+	/* statistics */
 	pg_atomic_uint64 ids_issued;
 	pg_atomic_uint64 ticks_borrowed;
 	pg_atomic_uint64 waits;
 	pg_atomic_uint64 wait_us;
 	pg_atomic_uint64 clock_errors;
+	pg_atomic_uint64 regressions;
+	pg_atomic_uint64 largest_regression_us;
+	pg_atomic_uint64 renewals;
 } SnowidShared;
 
 extern SnowidShared *snowid_shared;
 
 extern void snowid_shmem_init(void);
 extern SnowidShared *snowid_require_shared(void);
+
+/* highwater.c: the persisted high-water mark */
+extern void snowid_highwater_init(void);
+extern void snowid_highwater_load(SnowidShared *shared);
+extern void snowid_highwater_renew(SnowidShared *shared,
+								   const SnowidLayout *layout,
+								   int64 last_tick, int64 wall_tick, bool wait);
+extern int64 snowid_highwater_window_ticks(const SnowidLayout *layout);
 
 /* clock.c: wall clock and waiting */
 extern TimestampTz snowid_clock_now(void);

@@ -23,9 +23,10 @@ snowid_stats(PG_FUNCTION_ARGS)
 	SnowidShared *shared = snowid_require_shared();
 	const SnowidLayout *layout = &snowid_active_layout;
 	TupleDesc	tupdesc;
-	Datum		values[7];
-	bool		nulls[7] = {false};
+	Datum		values[11];
+	bool		nulls[11] = {false};
 	uint64		next = pg_atomic_read_u64(&shared->next_position);
+	uint64		until = pg_atomic_read_u64(&shared->reserved_until);
 	double		lead_ms = 0.0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -36,13 +37,15 @@ snowid_stats(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->waits));
 	values[3] = Float8GetDatum((double) pg_atomic_read_u64(&shared->wait_us) / 1000.0);
 	values[4] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->clock_errors));
+	values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->regressions));
+	values[6] = Float8GetDatum((double) pg_atomic_read_u64(&shared->largest_regression_us) / 1000.0);
 
 	/* last_id: only once something was issued and the node is known */
 	if (next > 0 && snowid_node_id >= 0)
-		values[5] = Int64GetDatum(snowid_id_from_position(layout, next - 1,
+		values[7] = Int64GetDatum(snowid_id_from_position(layout, next - 1,
 														  snowid_node_id));
 	else
-		nulls[5] = true;
+		nulls[7] = true;
 
 	/* lead: how far the last issued tick starts ahead of the clock */
 	if (next > 0)
@@ -53,7 +56,12 @@ snowid_stats(PG_FUNCTION_ARGS)
 							  &start))
 			lead_ms = Max(0.0, (double) (start - snowid_clock_now()) / 1000.0);
 	}
-	values[6] = Float8GetDatum(lead_ms);
+	values[8] = Float8GetDatum(lead_ms);
+
+	/* the persisted high-water mark and how often it was renewed */
+	values[9] = TimestampTzGetDatum((TimestampTz) until);
+	nulls[9] = (until == 0);
+	values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->renewals));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

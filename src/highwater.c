@@ -1,0 +1,320 @@
+/*-------------------------------------------------------------------------
+ *
+ * highwater.c
+ *	  The persisted high-water mark: a time below which this server will
+ *	  never issue a snowid again, whatever happens to it or to its clock.
+ *
+ * The generator may only hand out positions below
+ * SnowidShared.reserved_position.  Moving that bound up ("renewing the
+ * reservation") first makes the new bound durable, then publishes it:
+ *
+ *	 1. a WAL record of snowid's custom resource manager, flushed (and, with
+ *		synchronous replication, acknowledged by the synchronous standbys),
+ *		so that standbys learn the bound and a promoted standby continues
+ *		above everything its primary may have issued;
+ *	 2. the file $PGDATA/snowid.highwater, written with durable_rename, which
+ *		every start (clean, after a crash, after kill -9) reads before any
+ *		ID is issued.  WAL alone would not do: crash recovery replays only
+ *		from the last checkpoint.
+ *
+ * The bound is stored as a timestamp, so it stays meaningful if a restart
+ * changes the layout.  A renewal reserves a window ahead of the clock (at
+ * least snowid.max_lead, so that a restart rarely has to wait) and happens
+ * when less than half of the window is left: one caller does the I/O under
+ * renew_lock while the others keep issuing from what is left.  Only when the
+ * window is used up does a caller wait for the renewal.
+ *
+ * Replay (on a standby, or in crash recovery) raises the bound, the
+ * generator's next position and the file, never lowers them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "replication/syncrep.h"
+#include "snowid.h"
+#include "storage/fd.h"
+#include "storage/lwlock.h"
+#include "utils/timestamp.h"
+
+/*
+ * Custom WAL resource manager ID.  Not (yet) registered on the PostgreSQL
+ * wiki's list; change it here if it collides with another extension.
+ */
+#define SNOWID_RMGR_ID 151
+#define SNOWID_RMGR_NAME "snowid"
+#define XLOG_SNOWID_RESERVE 0x00
+
+#define SNOWID_HIGHWATER_FILE "snowid.highwater"
+#define SNOWID_HIGHWATER_TMP "snowid.highwater.tmp"
+#define SNOWID_HIGHWATER_MAGIC "snowid-highwater-1"
+
+/* The window reserved ahead of the clock is at least this long. */
+#define SNOWID_MIN_RESERVE_MS 100
+
+typedef struct xl_snowid_reserve
+{
+	TimestampTz reserved_until; /* no ID of a tick starting at or after it */
+	int32		node_id;		/* for pg_waldump-style descriptions */
+} xl_snowid_reserve;
+
+/* ---- the file ---- */
+
+/*
+ * Read the persisted bound; DT_NOBEGIN if there is no file yet.  A file
+ * that exists but cannot be read is fatal: starting from zero could reissue
+ * IDs.
+ */
+static TimestampTz
+snowid_highwater_read(void)
+{
+	FILE	   *file;
+	char		magic[32];
+	long long	value;
+	int			fields;
+
+	file = AllocateFile(SNOWID_HIGHWATER_FILE, "r");
+	if (file == NULL)
+	{
+		if (errno == ENOENT)
+			return DT_NOBEGIN;
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
+	}
+	fields = fscanf(file, "%31s %lld", magic, &value);
+	FreeFile(file);
+	if (fields != 2 || strcmp(magic, SNOWID_HIGHWATER_MAGIC) != 0 ||
+		!IS_VALID_TIMESTAMP((TimestampTz) value))
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("snowid high-water file \"%s\" is corrupt", SNOWID_HIGHWATER_FILE),
+				 errdetail("snowid cannot know which IDs this server issued before, so it does not start."),
+				 errhint("If you know no ID was issued after a time T, write \"%s <microseconds of T since 2000-01-01 UTC>\" into the file.",
+						 SNOWID_HIGHWATER_MAGIC)));
+	return (TimestampTz) value;
+}
+
+/* Make the bound durable in the file (written aside, then renamed). */
+static void
+snowid_highwater_write(TimestampTz until)
+{
+	char		buf[64];
+	int			len;
+	int			fd;
+
+	len = snprintf(buf, sizeof(buf), "%s " INT64_FORMAT "\n",
+				   SNOWID_HIGHWATER_MAGIC, (int64) until);
+	fd = OpenTransientFile(SNOWID_HIGHWATER_TMP, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
+	errno = 0;
+	if (write(fd, buf, len) != len)
+	{
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
+	}
+	if (pg_fsync(fd) != 0)
+		ereport(data_sync_elevel(ERROR),
+				(errcode_for_file_access(),
+				 errmsg("could not fsync file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
+	if (CloseTransientFile(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
+	durable_rename(SNOWID_HIGHWATER_TMP, SNOWID_HIGHWATER_FILE, ERROR);
+}
+
+/* ---- conversions ---- */
+
+/* First position of the first tick starting at or after ts. */
+static uint64
+snowid_position_at(const SnowidLayout *layout, TimestampTz ts)
+{
+	int64		tick;
+
+	if (ts == DT_NOBEGIN)
+		return 0;
+	tick = snowid_tick_of(layout, ts - 1) + 1;	/* ceiling */
+	if (tick <= 0)
+		return 0;
+	if (tick > snowid_max_tick(layout))
+		return snowid_position_end(layout);
+	return (uint64) tick << layout->sequence_bits;
+}
+
+/* Raise an atomic to at least value. */
+static void
+snowid_atomic_raise(pg_atomic_uint64 *ptr, uint64 value)
+{
+	uint64		old = pg_atomic_read_u64(ptr);
+
+	while (old < value && !pg_atomic_compare_exchange_u64(ptr, &old, value))
+		;
+}
+
+/* ---- start-up ---- */
+
+/*
+ * Called once per shared-memory initialisation, in the postmaster, before
+ * recovery: nothing below the persisted bound will be issued.
+ */
+void
+snowid_highwater_load(SnowidShared *shared)
+{
+	TimestampTz until = snowid_highwater_read();
+	uint64		position = snowid_position_at(&snowid_active_layout, until);
+
+	pg_atomic_write_u64(&shared->next_position, position);
+	pg_atomic_write_u64(&shared->reserved_position, position);
+	/* 0 stands for "nothing reserved yet": real bounds lie after 2000 */
+	pg_atomic_write_u64(&shared->reserved_until,
+						until == DT_NOBEGIN ? 0 : (uint64) Max(until, 0));
+}
+
+/* ---- renewal ---- */
+
+/*
+ * Ticks reserved ahead of the clock by one renewal.  Cached per backend
+ * until snowid.max_lead changes, since the generator asks on every call.
+ */
+int64
+snowid_highwater_window_ticks(const SnowidLayout *layout)
+{
+	static int	cached_lead_ms = -1;
+	static int64 cached_ticks;
+
+	if (unlikely(cached_lead_ms != snowid_max_lead_ms))
+	{
+		int64		window_us = Max((int64) snowid_max_lead_ms,
+									SNOWID_MIN_RESERVE_MS) * 1000;
+
+		cached_ticks = Max((window_us + layout->tick_us - 1) / layout->tick_us, 1);
+		cached_lead_ms = snowid_max_lead_ms;
+	}
+	return cached_ticks;
+}
+
+/*
+ * Make sure positions up to and including last_tick's may be issued, and
+ * reserve a window beyond.  With wait = false this is the early renewal at
+ * half use: skipped if another caller is already at it.
+ */
+void
+snowid_highwater_renew(SnowidShared *shared, const SnowidLayout *layout,
+					   int64 last_tick, int64 wall_tick, bool wait)
+{
+	int64		window_ticks = snowid_highwater_window_ticks(layout);
+	int64		from = Max(last_tick, wall_tick);
+	int64		target;
+	int64		reserved_tick;
+	TimestampTz until;
+	xl_snowid_reserve xlrec;
+	XLogRecPtr	lsn;
+
+	if (wait)
+		LWLockAcquire(shared->renew_lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(shared->renew_lock, LW_EXCLUSIVE))
+		return;
+
+	/* Someone may have renewed while we waited for the lock. */
+	reserved_tick = (int64) (pg_atomic_read_u64(&shared->reserved_position) >>
+							 layout->sequence_bits);
+	if (reserved_tick - from > window_ticks / 2)
+	{
+		LWLockRelease(shared->renew_lock);
+		return;
+	}
+
+	target = Min(from + window_ticks, snowid_max_tick(layout) + 1);
+	if (!snowid_tick_start(layout, target, &until))
+		until = DT_NOEND - 1;	/* beyond timestamptz: cannot happen in practice */
+
+	xlrec.reserved_until = until;
+	xlrec.node_id = snowid_node_id;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_RESERVE);
+	XLogFlush(lsn);
+	SyncRepWaitForLSN(lsn, false);
+	snowid_highwater_write(until);
+
+	pg_atomic_write_u64(&shared->reserved_until, (uint64) until);
+	pg_atomic_write_u64(&shared->reserved_position,
+						(uint64) target << layout->sequence_bits);
+	pg_atomic_fetch_add_u64(&shared->renewals, 1);
+	LWLockRelease(shared->renew_lock);
+}
+
+/* ---- the resource manager ---- */
+
+static void
+snowid_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	xl_snowid_reserve *xlrec = (xl_snowid_reserve *) XLogRecGetData(record);
+	SnowidShared *shared = snowid_shared;
+	uint64		position;
+
+	if (info != XLOG_SNOWID_RESERVE)
+		elog(PANIC, "snowid_redo: unknown op code %u", info);
+	if (shared == NULL)
+		elog(PANIC, "snowid_redo: shared memory is not initialised");
+
+	if ((TimestampTz) pg_atomic_read_u64(&shared->reserved_until) >= xlrec->reserved_until)
+		return;					/* already known (e.g. from the file) */
+
+	snowid_highwater_write(xlrec->reserved_until);
+	position = snowid_position_at(&snowid_active_layout, xlrec->reserved_until);
+	snowid_atomic_raise(&shared->reserved_until, (uint64) xlrec->reserved_until);
+	snowid_atomic_raise(&shared->reserved_position, position);
+	snowid_atomic_raise(&shared->next_position, position);
+}
+
+static void
+snowid_desc(StringInfo buf, XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	if (info == XLOG_SNOWID_RESERVE)
+	{
+		xl_snowid_reserve *xlrec = (xl_snowid_reserve *) XLogRecGetData(record);
+
+		appendStringInfo(buf, "node %d reserved until %s", xlrec->node_id,
+						 timestamptz_to_str(xlrec->reserved_until));
+	}
+}
+
+static const char *
+snowid_identify(uint8 info)
+{
+	if ((info & ~XLR_INFO_MASK) == XLOG_SNOWID_RESERVE)
+		return "RESERVE";
+	return NULL;
+}
+
+static RmgrData snowid_rmgr = {
+	.rm_name = SNOWID_RMGR_NAME,
+	.rm_redo = snowid_redo,
+	.rm_desc = snowid_desc,
+	.rm_identify = snowid_identify,
+};
+
+void
+snowid_highwater_init(void)
+{
+	RegisterCustomRmgr(SNOWID_RMGR_ID, &snowid_rmgr);
+}
