@@ -182,15 +182,18 @@ snowid_validate_layout(SnowidLayout *layout, int node_bits, int sequence_bits,
 	end = snowid_layout_end(layout);
 	if (end != DT_NOEND &&
 		end < now + SNOWID_MIN_LIFE_YEARS * DAYS_PER_YEAR * USECS_PER_DAY)
+	{
+		char	   *epoch_text = pstrdup(timestamptz_to_str(epoch));
+
 		ereport(elevel,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowid layout leaves too few timestamp bits"),
 				 errdetail("With snowid.node_bits = %d and snowid.sequence_bits = %d, %d bits remain for the timestamp; counting %d ms ticks from %s, they run out at %s.",
 						   node_bits, sequence_bits, layout->timestamp_bits,
-						   tick_ms, timestamptz_to_str(epoch),
-						   timestamptz_to_str(end)),
+						   tick_ms, epoch_text, timestamptz_to_str(end)),
 				 errhint("Lower snowid.node_bits or snowid.sequence_bits, raise snowid.tick, or move snowid.epoch closer to today: the layout must last at least %d year from now.",
 						 SNOWID_MIN_LIFE_YEARS)));
+	}
 
 	if (!warned && end != DT_NOEND &&
 		end < now + SNOWID_WARN_LIFE_YEARS * DAYS_PER_YEAR * USECS_PER_DAY)
@@ -205,9 +208,77 @@ snowid_validate_layout(SnowidLayout *layout, int node_bits, int sequence_bits,
 	}
 }
 
+/*
+ * The configured value of an integer parameter, from its placeholder (set
+ * in postgresql.conf, or in the session of a server that does not preload
+ * snowid), else the default.  A value out of range or not an integer is
+ * reported at elevel, in the words PostgreSQL uses for its own parameters.
+ */
+static int
+snowid_placeholder_int(const char *name, int default_value, int flags,
+					   int min, int max, int elevel)
+{
+	const char *text = GetConfigOption(name, true, false);
+	const char *unit = (flags & GUC_UNIT_MS) ? " ms" : "";
+	int			value;
+	const char *hint = NULL;
+
+	if (text == NULL)
+		return default_value;
+	if (!parse_int(text, &value, flags, &hint))
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"", name, text),
+				 errdetail("It must be an integer from %d%s to %d%s.",
+						   min, unit, max, unit),
+				 hint ? errhint("%s", hint) : 0));
+	else if (value < min || value > max)
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%d%s is outside the valid range for parameter \"%s\" (%d .. %d)",
+						value, unit, name, min, max)));
+	return value;
+}
+
+/* The configured epoch (or the default), parsed; reports at elevel. */
+static TimestampTz
+snowid_placeholder_epoch(int elevel)
+{
+	const char *text = GetConfigOption("snowid.epoch", true, false);
+	TimestampTz epoch = 0;
+	const char *why;
+
+	if (text == NULL)
+		text = SNOWID_DEFAULT_EPOCH;
+	if (!snowid_parse_epoch(text, &epoch, &why))
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"", text),
+				 errdetail("%s", why)));
+	return epoch;
+}
+
 void
 snowid_guc_init(void)
 {
+	/*
+	 * Defining a parameter re-applies the postgresql.conf value with only a
+	 * WARNING on failure, falling back to the default: a typo would silently
+	 * change the layout.  Check the configured values first, fatally.
+	 */
+	(void) snowid_placeholder_int("snowid.node_id", -1, 0, -1, PG_INT32_MAX, FATAL);
+	(void) snowid_placeholder_int("snowid.node_bits", SNOWID_DEFAULT_NODE_BITS,
+								  0, 0, 31, FATAL);
+	(void) snowid_placeholder_int("snowid.sequence_bits",
+								  SNOWID_DEFAULT_SEQUENCE_BITS, 0, 0, 31, FATAL);
+	(void) snowid_placeholder_int("snowid.tick", SNOWID_DEFAULT_TICK_MS,
+								  GUC_UNIT_MS, 1, SNOWID_MAX_TICK_MS, FATAL);
+	(void) snowid_placeholder_int("snowid.max_lead", 1000, GUC_UNIT_MS, 0,
+								  SNOWID_MAX_TIME_MS, FATAL);
+	(void) snowid_placeholder_int("snowid.max_wait", 1000, GUC_UNIT_MS, 0,
+								  SNOWID_MAX_TIME_MS, FATAL);
+	(void) snowid_placeholder_epoch(FATAL);
+
 	DefineCustomIntVariable("snowid.node_id",
 							"Node ID of this server, embedded in every snowid it issues.",
 							"Must be unique among the servers that share IDs, between 0 and 2^snowid.node_bits - 1; -1 (unset) makes snowid_next() fail.",
@@ -267,30 +338,6 @@ snowid_guc_init(void)
 }
 
 /*
- * Read an integer parameter of a server that does not preload snowid: the
- * placeholder's text if postgresql.conf (or the session) set one, else the
- * default.
- */
-static int
-snowid_placeholder_int(const char *name, int default_value, int flags,
-					   int min, int max)
-{
-	const char *text = GetConfigOption(name, true, false);
-	int			value;
-	const char *hint = NULL;
-
-	if (text == NULL)
-		return default_value;
-	if (!parse_int(text, &value, flags, &hint) || value < min || value > max)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"%s\": \"%s\"", name, text),
-				 errdetail("It must be an integer from %d to %d.", min, max),
-				 hint ? errhint("%s", hint) : 0));
-	return value;
-}
-
-/*
  * The layout in force, and the node ID (-1 if unset).  With snowid
  * preloaded that is the validated start-up configuration; without it, the
  * configured placeholders, validated here (and cached until they change).
@@ -308,7 +355,6 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 	int			tick_ms;
 	int			node;
 	TimestampTz epoch;
-	const char *why;
 	char	   *key;
 
 	if (snowid_gucs_defined)
@@ -318,14 +364,15 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 		return;
 	}
 
-	node = snowid_placeholder_int("snowid.node_id", -1, 0, -1, PG_INT32_MAX);
+	node = snowid_placeholder_int("snowid.node_id", -1, 0, -1, PG_INT32_MAX,
+								  ERROR);
 	node_bits = snowid_placeholder_int("snowid.node_bits",
-									   SNOWID_DEFAULT_NODE_BITS, 0, 0, 31);
+									   SNOWID_DEFAULT_NODE_BITS, 0, 0, 31, ERROR);
 	sequence_bits = snowid_placeholder_int("snowid.sequence_bits",
 										   SNOWID_DEFAULT_SEQUENCE_BITS,
-										   0, 0, 31);
+										   0, 0, 31, ERROR);
 	tick_ms = snowid_placeholder_int("snowid.tick", SNOWID_DEFAULT_TICK_MS,
-									 GUC_UNIT_MS, 1, SNOWID_MAX_TICK_MS);
+									 GUC_UNIT_MS, 1, SNOWID_MAX_TICK_MS, ERROR);
 	epoch_text = GetConfigOption("snowid.epoch", true, false);
 	if (epoch_text == NULL)
 		epoch_text = SNOWID_DEFAULT_EPOCH;
@@ -340,12 +387,7 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 		return;
 	}
 
-	if (!snowid_parse_epoch(epoch_text, &epoch, &why))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
-						epoch_text),
-				 errdetail("%s", why)));
+	epoch = snowid_placeholder_epoch(ERROR);
 	snowid_validate_layout(&fresh, node_bits, sequence_bits, epoch, tick_ms,
 						   node, ERROR);
 
