@@ -95,8 +95,9 @@ snowid_note_clock(SnowidShared *shared, TimestampTz now)
 
 /*
  * A caller continues a tick ahead of its clock reading: borrowing, or the
- * clock went back.  Count a step back once, by lowering clock_seen to the
- * new reading.
+ * clock went back.  A reading well below clock_seen is confirmed with a
+ * fresh one (the first may be stale if the caller was descheduled), then
+ * the step is counted once, by lowering clock_seen to the new reading.
  */
 static void
 snowid_check_regression(SnowidShared *shared, TimestampTz now)
@@ -105,6 +106,9 @@ snowid_check_regression(SnowidShared *shared, TimestampTz now)
 	uint64		step;
 	uint64		largest;
 
+	if (now < 0 || seen <= (uint64) now + SNOWID_REGRESSION_THRESHOLD_US)
+		return;
+	now = snowid_clock_now();
 	if (now < 0 || seen <= (uint64) now + SNOWID_REGRESSION_THRESHOLD_US)
 		return;
 	step = seen - (uint64) now;
