@@ -78,6 +78,17 @@ if [ "$ok" -eq 0 ] && [ "$bad" -eq 0 ]; then
 	failed=$((failed + 1))
 fi
 
-echo "logs: $work/{regress,isolation,tap}.log"
+echo "== benchmark smoke (proves the suite runs; times nothing)"
+if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55449 bash "$SNOWID_SRC/test/bench/run.sh" --smoke >bench.log 2>&1 &&
+	grep -q '^| snowid_next |' bench.log && ! grep -qE '\b(nan|inf)\b' bench.log; then
+	echo "  bench smoke ... ok"
+	passed=$((passed + 1))
+else
+	tail -40 bench.log
+	echo "  bench smoke ... FAILED"
+	failed=$((failed + 1))
+fi
+
+echo "logs: $work/{regress,isolation,tap,bench}.log"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
