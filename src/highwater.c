@@ -18,11 +18,13 @@
  *		from the last checkpoint.
  *
  * The bound is stored as a timestamp, so it stays meaningful if a restart
- * changes the layout.  A renewal reserves a window ahead of the clock (at
- * least snowid.max_lead, so that a restart rarely has to wait) and happens
- * when less than half of the window is left: one caller does the I/O under
- * renew_lock while the others keep issuing from what is left.  Only when the
- * window is used up does a caller wait for the renewal.
+ * changes the layout.  A renewal reserves SNOWID_RESERVE_MS beyond the last
+ * issued tick and happens when less than half of that is left: one caller
+ * does the I/O under renew_lock while the others keep issuing from what is
+ * left.  Only when the window is used up does a caller wait for the renewal.
+ * A clean shutdown lowers the bound to just above the last issued ID, so a
+ * restart continues there; after a crash the server continues at the bound,
+ * at most SNOWID_RESERVE_MS beyond the last ID.
  *
  * Replay (on a standby, or in crash recovery) raises the bound, the
  * generator's next position and the file, never lowers them.
@@ -42,6 +44,7 @@
 #include "replication/syncrep.h"
 #include "snowid.h"
 #include "storage/fd.h"
+#include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "utils/timestamp.h"
 
@@ -57,14 +60,22 @@
 #define SNOWID_HIGHWATER_TMP "snowid.highwater.tmp"
 #define SNOWID_HIGHWATER_MAGIC "snowid-highwater-1"
 
-/* The window reserved ahead of the clock is at least this long. */
-#define SNOWID_MIN_RESERVE_MS 100
+/*
+ * How far beyond the last issued tick (or the clock, if later) one renewal
+ * reserves.  Short, because after a crash the server resumes at the bound
+ * and may have to wait for the clock to come within snowid.max_lead of it;
+ * long enough that renewals (a WAL flush and three fsyncs) stay rare: at
+ * most four a second.
+ */
+#define SNOWID_RESERVE_MS 250
 
 typedef struct xl_snowid_reserve
 {
 	TimestampTz reserved_until; /* no ID of a tick starting at or after it */
 	int32		node_id;		/* for pg_waldump-style descriptions */
 } xl_snowid_reserve;
+
+static void snowid_highwater_shutdown(int code, Datum arg);
 
 /* ---- the file ---- */
 
@@ -103,9 +114,12 @@ snowid_highwater_read(void)
 	return (TimestampTz) value;
 }
 
-/* Make the bound durable in the file (written aside, then renamed). */
-static void
-snowid_highwater_write(TimestampTz until)
+/*
+ * Make the bound durable in the file (written aside, then renamed).  Returns
+ * false if it could not, having reported the failure at elevel.
+ */
+static bool
+snowid_highwater_write(TimestampTz until, int elevel)
 {
 	char		buf[64];
 	int			len;
@@ -115,27 +129,39 @@ snowid_highwater_write(TimestampTz until)
 				   SNOWID_HIGHWATER_MAGIC, (int64) until);
 	fd = OpenTransientFile(SNOWID_HIGHWATER_TMP, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
-		ereport(ERROR,
+	{
+		ereport(elevel,
 				(errcode_for_file_access(),
 				 errmsg("could not create file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
+		return false;
+	}
 	errno = 0;
 	if (write(fd, buf, len) != len)
 	{
 		if (errno == 0)
 			errno = ENOSPC;
-		ereport(ERROR,
+		ereport(elevel,
 				(errcode_for_file_access(),
 				 errmsg("could not write file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
+		CloseTransientFile(fd);
+		return false;
 	}
 	if (pg_fsync(fd) != 0)
-		ereport(data_sync_elevel(ERROR),
+	{
+		ereport(elevel == ERROR ? data_sync_elevel(ERROR) : elevel,
 				(errcode_for_file_access(),
 				 errmsg("could not fsync file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
+		CloseTransientFile(fd);
+		return false;
+	}
 	if (CloseTransientFile(fd) != 0)
-		ereport(ERROR,
+	{
+		ereport(elevel,
 				(errcode_for_file_access(),
 				 errmsg("could not close file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
-	durable_rename(SNOWID_HIGHWATER_TMP, SNOWID_HIGHWATER_FILE, ERROR);
+		return false;
+	}
+	return durable_rename(SNOWID_HIGHWATER_TMP, SNOWID_HIGHWATER_FILE, elevel) == 0;
 }
 
 /* ---- conversions ---- */
@@ -180,32 +206,55 @@ snowid_highwater_load(SnowidShared *shared)
 
 	pg_atomic_write_u64(&shared->next_position, position);
 	pg_atomic_write_u64(&shared->reserved_position, position);
+	if (!IsUnderPostmaster)
+		on_shmem_exit(snowid_highwater_shutdown, (Datum) 0);
 	/* 0 stands for "nothing reserved yet": real bounds lie after 2000 */
 	pg_atomic_write_u64(&shared->reserved_until,
 						until == DT_NOBEGIN ? 0 : (uint64) Max(until, 0));
 }
 
+/*
+ * At a clean exit of the postmaster (every backend gone), lower the
+ * persisted bound to just above the last issued position, so that the next
+ * start continues there instead of at the reserved bound, with no wait.  On
+ * any other exit, or if the write fails, the reserved bound stays: it is
+ * higher, so still safe.
+ */
+static void
+snowid_highwater_shutdown(int code, Datum arg)
+{
+	SnowidShared *shared = snowid_shared;
+	const SnowidLayout *layout = &snowid_active_layout;
+	uint64		next;
+	TimestampTz until;
+
+	if (code != 0 || shared == NULL)
+		return;
+	next = pg_atomic_read_u64(&shared->next_position);
+	if (next == 0)
+		return;
+	/* the first tick with nothing issued in it */
+	if (!snowid_tick_start(layout,
+						   (int64) ((next + snowid_sequence_mask(layout)) >>
+									layout->sequence_bits),
+						   &until))
+		return;
+	if (until < (TimestampTz) pg_atomic_read_u64(&shared->reserved_until))
+		(void) snowid_highwater_write(until, LOG);
+}
+
 /* ---- renewal ---- */
 
-/*
- * Ticks reserved ahead of the clock by one renewal.  Cached per backend
- * until snowid.max_lead changes, since the generator asks on every call.
- */
+/* Ticks reserved ahead by one renewal (the layout is fixed once started). */
 int64
 snowid_highwater_window_ticks(const SnowidLayout *layout)
 {
-	static int	cached_lead_ms = -1;
-	static int64 cached_ticks;
+	static int64 window_ticks = 0;
 
-	if (unlikely(cached_lead_ms != snowid_max_lead_ms))
-	{
-		int64		window_us = Max((int64) snowid_max_lead_ms,
-									SNOWID_MIN_RESERVE_MS) * 1000;
-
-		cached_ticks = Max((window_us + layout->tick_us - 1) / layout->tick_us, 1);
-		cached_lead_ms = snowid_max_lead_ms;
-	}
-	return cached_ticks;
+	if (unlikely(window_ticks == 0))
+		window_ticks = Max((SNOWID_RESERVE_MS * INT64CONST(1000) +
+							layout->tick_us - 1) / layout->tick_us, 1);
+	return window_ticks;
 }
 
 /*
@@ -250,7 +299,7 @@ snowid_highwater_renew(SnowidShared *shared, const SnowidLayout *layout,
 	lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_RESERVE);
 	XLogFlush(lsn);
 	SyncRepWaitForLSN(lsn, false);
-	snowid_highwater_write(until);
+	(void) snowid_highwater_write(until, ERROR);
 
 	pg_atomic_write_u64(&shared->reserved_until, (uint64) until);
 	pg_atomic_write_u64(&shared->reserved_position,
@@ -277,7 +326,7 @@ snowid_redo(XLogReaderState *record)
 	if ((TimestampTz) pg_atomic_read_u64(&shared->reserved_until) >= xlrec->reserved_until)
 		return;					/* already known (e.g. from the file) */
 
-	snowid_highwater_write(xlrec->reserved_until);
+	(void) snowid_highwater_write(xlrec->reserved_until, ERROR);
 	position = snowid_position_at(&snowid_active_layout, xlrec->reserved_until);
 	snowid_atomic_raise(&shared->reserved_until, (uint64) xlrec->reserved_until);
 	snowid_atomic_raise(&shared->reserved_position, position);
