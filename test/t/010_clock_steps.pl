@@ -1,0 +1,373 @@
+
+# Copyright (c) snowid contributors
+#
+# Backward steps of the system clock, on one node whose server runs under
+# libfaketime (the clock offset is read from a file on every clock read, so
+# running backends see a step at once; CLOCK_MONOTONIC stays real).
+#
+#  - a step back within snowid.max_lead is absorbed: no error, IDs keep
+#    increasing, the regression is counted and measured;
+#  - a step back beyond max_lead + max_wait fails at once with a clear
+#    error (55000), issues nothing, and keeps failing across a restart;
+#  - once the clock is right again, generation resumes above every ID
+#    issued before;
+#  - a wait for the clock is interruptible (statement_timeout) and shows up
+#    in pg_stat_activity as wait event type Extension.
+#
+# Only the server and its pg_ctl get the preload: pg_ctl compares the
+# postmaster's start time (from postmaster.pid) with its own clock, so it
+# must see the same fake clock as the server.  psql and this script read the
+# real clock.  The offset is set back to +0 before anything waits on a
+# PostgreSQL timeout (poll_query_until, reloads), as a backward jump
+# stretches PostgreSQL's own sleeps.
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+plan skip_all => "libfaketime not found at $faketime_lib"
+  unless -e $faketime_lib;
+
+my $node = PostgreSQL::Test::Cluster->new('clock_steps');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'snowid'
+snowid.node_id = 1
+});
+
+my $clock_file = $node->basedir . '/fake_clock';
+
+# Write the fake clock offset (seconds, relative to the real clock).  Written
+# aside and renamed, so that a backend never reads a half-written file.
+sub set_clock
+{
+	my ($offset) = @_;
+	my $tmp = "$clock_file.tmp";
+	open my $fh, '>', $tmp or die "could not write $tmp: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not close $tmp: $!";
+	rename $tmp, $clock_file or die "could not rename $tmp: $!";
+	return;
+}
+
+# Start (or restart) the node with the server and pg_ctl under the fake clock.
+sub under_fake_clock
+{
+	my ($method) = @_;
+	local $ENV{LD_PRELOAD} = $faketime_lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
+	local $ENV{FAKETIME_NO_CACHE} = 1;
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
+	$node->$method;
+	return;
+}
+
+# The server's clock minus the real clock, in seconds.
+sub server_clock_offset
+{
+	my $before = time;
+	my $server = $node->safe_psql('postgres',
+		'SELECT extract(epoch FROM clock_timestamp())');
+	my $after = time;
+	return $server - ($before + $after) / 2;
+}
+
+sub snowstat
+{
+	my ($col) = @_;
+	return $node->safe_psql('postgres', "SELECT $col FROM snowid_stats()");
+}
+
+# Change max_lead and max_wait; call with the fake offset at +0.
+sub set_policy
+{
+	my ($lead, $wait) = @_;
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET snowid.max_lead = '$lead'; ALTER SYSTEM SET snowid.max_wait = '$wait'; SELECT pg_reload_conf();"
+	);
+	$node->poll_query_until('postgres',
+		"SELECT current_setting('snowid.max_lead') = '$lead' AND current_setting('snowid.max_wait') = '$wait'"
+	) or die "reload of snowid.max_lead/max_wait not seen";
+	return;
+}
+
+# Is every element of the list strictly greater than the one before?
+sub strictly_increasing
+{
+	my @ids = @_;
+	for my $i (1 .. $#ids)
+	{
+		return 0 unless $ids[$i] > $ids[ $i - 1 ];
+	}
+	return 1;
+}
+
+sub max_of
+{
+	my $max;
+	for (@_) { $max = $_ if !defined $max || $_ > $max; }
+	return $max;
+}
+
+sub min_of
+{
+	my $min;
+	for (@_) { $min = $_ if !defined $min || $_ < $min; }
+	return $min;
+}
+
+# Run a query in a background session; returns (stdout, stderr).  The
+# session keeps what psql printed on stderr until it is cleared here.
+sub run_query
+{
+	my ($session, $sql) = @_;
+	$session->{stderr} = '';
+	my ($out) = $session->query($sql);
+	my $err = $session->{stderr};
+	$session->{stderr} = '';
+	return ($out, $err);
+}
+
+# Every ID this test has received, in order.
+my @all_ids;
+
+sub take_ids
+{
+	my ($session, $n) = @_;
+	my @ids = split /,/,
+	  $session->query_safe(
+		"SELECT string_agg(snowid_next()::text, ',') FROM generate_series(1, $n)");
+	return @ids;
+}
+
+set_clock('+0');
+under_fake_clock('start');
+$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+
+# ---- the fake clock reaches the server, and only the server ----
+
+my $environ = slurp_file('/proc/' . $node->{_pid} . '/environ');
+like($environ, qr/(^|\0)LD_PRELOAD=\Q$faketime_lib\E(\0|$)/,
+	'the postmaster runs with libfaketime preloaded');
+unlike($ENV{LD_PRELOAD} // '', qr/faketime/,
+	'the test script and psql do not');
+
+set_clock('-60');
+my $offset = server_clock_offset();
+note sprintf('server clock offset with the fake clock at -60: %.3f s', $offset);
+ok($offset > -62 && $offset < -58,
+	'a running server sees the fake clock step back 60 s at once');
+set_clock('+0');
+$offset = server_clock_offset();
+note sprintf('server clock offset with the fake clock at +0: %.3f s', $offset);
+ok(abs($offset) < 2, 'and back to the real clock at once');
+
+# ---- 1. a step back within max_lead is absorbed ----
+
+set_policy('2s', '1s');
+my $s = $node->background_psql('postgres', on_error_stop => 0);
+
+my @before = take_ids($s, 2000);
+my $regressions_before = snowstat('clock_regressions');
+my $errors_before = snowstat('clock_errors');
+set_clock('-1');
+my @after = take_ids($s, 2000);
+my $lead_after = $s->query_safe('SELECT lead_ms FROM snowid_stats()');
+set_clock('+0');
+
+is(scalar(@after), 2000, 'step back 1 s < max_lead 2 s: every call returned an ID');
+ok(strictly_increasing(@before, @after),
+	'IDs taken before and after the step strictly increase');
+cmp_ok(min_of(@after), '>', max_of(@before),
+	'the first ID after the step is above the last one before');
+cmp_ok(snowstat('clock_errors'), '==', $errors_before, 'no clock error');
+cmp_ok(snowstat('clock_regressions'), '>', $regressions_before,
+	'clock_regressions counts the step');
+my $largest = snowstat('largest_regression_ms');
+note "largest_regression_ms after a 1 s step: $largest; lead_ms right after: $lead_after";
+ok($largest >= 700 && $largest <= 1010,
+	"largest_regression_ms is about 1000 ($largest)");
+ok($lead_after > 500 && $lead_after <= 2000,
+	"right after the step, the IDs ran ahead of the clock by about 1 s, within max_lead ($lead_after ms)");
+push @all_ids, @before, @after;
+
+# ---- 2. a step back beyond max_lead + max_wait fails at once ----
+
+set_policy('1s', '1s');
+push @all_ids, take_ids($s, 100);
+my $issued_before = snowstat('ids_issued');
+my $last_before = snowstat('last_id');
+$errors_before = snowstat('clock_errors');
+$s->query_safe('\set VERBOSITY verbose');
+
+set_clock('-30');
+my $t0 = time;
+my ($out, $err) = run_query($s, 'SELECT snowid_next()');
+my $elapsed = time - $t0;
+note sprintf('step back 30 s, max_lead 1s, max_wait 1s: failed after %.3f s', $elapsed);
+note "error: $err";
+ok($err ne '' && $out eq '', 'step back 30 s: snowid_next() fails and returns nothing');
+like(
+	$err,
+	qr/ERROR:  55000: system clock is (\d+\.\d{3}) ms behind the IDs snowid has issued/,
+	'SQLSTATE 55000 and a message saying how far the clock is behind');
+my ($behind_ms) = $err =~ /system clock is (\d+\.\d+) ms behind/;
+ok(defined $behind_ms && $behind_ms > 28000 && $behind_ms < 31500,
+	'it is about 30 s behind (' . ($behind_ms // 'undef') . ' ms)');
+like(
+	$err,
+	qr/DETAIL:  The next ID belongs to the tick starting at \S+ \S+ and the clock reads \S+ \S+; snowid.max_lead allows 1000 ms of lead and snowid.max_wait 1000 ms of waiting\./,
+	'DETAIL names the tick, the clock reading and the policy');
+like($err, qr/HINT:  Wait for the clock to catch up or correct it; .*snowid\.max_wait/,
+	'HINT says what to do');
+cmp_ok($elapsed, '<', 0.9,
+	'it fails at once, without spending max_wait (1 s) first');
+
+# snowid_next_batch fails the same way
+($out, $err) = run_query($s, 'SELECT count(*) FROM snowid_next_batch(10)');
+like($err, qr/ERROR:  55000: system clock is [0-9.]+ ms behind/,
+	'snowid_next_batch() fails the same way');
+set_clock('+0');
+
+# With max_wait = 10 s a 30 s step still cannot succeed: it must not wait.
+set_policy('1s', '10s');
+set_clock('-30');
+$t0 = time;
+($out, $err) = run_query($s, 'SELECT snowid_next()');
+$elapsed = time - $t0;
+set_clock('+0');
+note sprintf('step back 30 s, max_wait 10s: failed after %.3f s', $elapsed);
+like($err, qr/ERROR:  55000: system clock is [0-9.]+ ms behind.*max_wait 10000 ms of waiting/s,
+	'max_wait 10 s, 30 s behind: fails with 55000');
+cmp_ok($elapsed, '<', 5, 'and at once: no hopeless wait of max_wait');
+
+is(snowstat('ids_issued'), $issued_before, 'no ID was issued by the failing calls');
+is(snowstat('last_id'), $last_before, 'last_id did not move');
+cmp_ok(snowstat('clock_errors'), '>=', $errors_before + 3,
+	'clock_errors counts the three failures');
+set_policy('1s', '1s');
+$s->quit;
+
+# ---- 3. restart while the clock is still 30 s behind ----
+
+my $max_before_restart = max_of(@all_ids);
+set_clock('-30');
+under_fake_clock('restart');
+$offset = server_clock_offset();
+note sprintf('server clock offset after the restart: %.3f s', $offset);
+ok($offset > -32 && $offset < -28, 'the restarted server still runs 30 s behind');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT reserved_until >= snowid_timestamp($max_before_restart) FROM snowid_stats()"
+	),
+	't',
+	'after the restart the high-water mark covers the last ID issued before');
+
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT snowid_next()");
+note "first call after the restart: ret $ret, out '$stdout', err '$stderr'";
+if ($ret == 0)
+{
+	cmp_ok($stdout, '>', $max_before_restart,
+		'after a restart 30 s behind, an ID that is returned is above every earlier one');
+	push @all_ids, $stdout;
+}
+else
+{
+	like($stderr, qr/ERROR:  55000: system clock is [0-9.]+ ms behind the IDs snowid has issued/,
+		'after a restart 30 s behind, snowid_next() still fails with 55000');
+}
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	'SELECT coalesce(min(id), 0) FROM (SELECT snowid_next() AS id FROM generate_series(1, 100)) s');
+ok($ret != 0 || $stdout > $max_before_restart,
+	'nothing below the earlier IDs is returned while the clock is behind');
+
+# ---- 4. the clock is right again ----
+
+set_clock('+0');
+$s = $node->background_psql('postgres', on_error_stop => 0);
+my @resumed = take_ids($s, 2000);
+is(scalar(@resumed), 2000, 'clock restored: generation resumes');
+cmp_ok(min_of(@resumed), '>', max_of(@all_ids),
+	'the first ID after the clock is restored is above every ID issued before');
+ok(strictly_increasing(@all_ids, @resumed), 'all IDs of the test so far strictly increase');
+push @all_ids, @resumed;
+
+# ---- 5. waiting for the clock is interruptible and visible ----
+
+set_policy('0', '10s');
+push @all_ids, take_ids($s, 10);
+my $waits_before = snowstat('waits');
+
+set_clock('-8');
+$s->query_safe('\set VERBOSITY verbose');
+$s->query_safe("SET statement_timeout = '300ms'");
+$t0 = time;
+($out, $err) = run_query($s, 'SELECT snowid_next()');
+$elapsed = time - $t0;
+note sprintf('8 s behind, max_wait 10s, statement_timeout 300ms: ended after %.3f s', $elapsed);
+like($err, qr/ERROR:  57014: canceling statement due to statement timeout/,
+	'a wait for the clock ends with the statement timeout');
+cmp_ok($elapsed, '<', 3, 'quickly, not when the clock catches up 8 s later');
+$s->query_safe('RESET statement_timeout');
+
+# A second session waits; it shows wait event type Extension.
+my ($w_out, $w_err) = ('', '');
+$t0 = time;
+my $waiter = IPC::Run::start(
+	[
+		'psql', '-XAtq', '-h', $node->host, '-p', $node->port,
+		'-d', 'postgres', '-c', 'SELECT snowid_next() /* waiter */'
+	],
+	'>', \$w_out, '2>', \$w_err);
+my $seen = 0;
+my $wait_event = '';
+for (1 .. 300)
+{
+	$wait_event = $s->query_safe(
+		q{SELECT coalesce(string_agg(wait_event_type || '/' || wait_event, ','), '')
+		  FROM pg_stat_activity WHERE query = 'SELECT snowid_next() /* waiter */'});
+	if ($wait_event =~ m{^Extension/})
+	{
+		$seen = 1;
+		last;
+	}
+	usleep(10_000);
+}
+note "waiter's wait event: $wait_event";
+ok($seen, 'while a session waits for the clock, pg_stat_activity shows wait_event_type Extension');
+
+set_clock('+0');
+$waiter->finish;
+my $waited = time - $t0;
+chomp $w_out;
+note sprintf('waiter returned %s after %.3f s (the clock was reset once its wait was seen)',
+	$w_out, $waited);
+like($w_out, qr/^\d+$/, 'the waiter gets an ID once the clock is restored');
+is($w_err, '', 'and no error');
+cmp_ok($waited, '<', 4, 'as soon as the clock is restored, not 8 s later');
+cmp_ok($w_out, '>', max_of(@all_ids), 'the waiter\'s ID is above every ID issued before');
+push @all_ids, $w_out if $w_out =~ /^\d+$/;
+cmp_ok(snowstat('waits'), '>', $waits_before, 'snowid_stats().waits counts the wait');
+
+set_policy('1s', '1s');
+my @final = take_ids($s, 100);
+ok(strictly_increasing(@all_ids, @final), 'every ID of the test strictly increases, in issue order');
+push @all_ids, @final;
+$s->quit;
+
+my %distinct = map { $_ => 1 } @all_ids;
+is(scalar(keys %distinct), scalar(@all_ids), 'no ID was returned twice');
+note "IDs checked: " . scalar(@all_ids)
+  . "; clock steps: -60, -1, -30 (x3 incl. a restart), -8 (x2)"
+  . "; final stats: " . $node->safe_psql('postgres', 'SELECT * FROM snowid_stats()');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,172 @@
+
+# Copyright (c) snowid contributors
+#
+# Concurrent generation while the system clock steps back and forth within
+# snowid.max_lead.  pgbench runs 4 clients that insert snowid_next() values
+# into a table (UNIQUE id, bigserial order column) while the test moves the
+# server's fake clock (libfaketime) 0 -> -0.5 s -> 0 -> -0.3 s -> 0 -> -0.8 s
+# -> 0.  Every transaction must succeed, no ID may repeat, each client's IDs
+# must strictly increase in the order it received them, and the steps back
+# must be counted as clock regressions.
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+plan skip_all => "libfaketime not found at $faketime_lib"
+  unless -e $faketime_lib;
+
+my $clients = 4;
+my $txns_per_client = 4000;
+my $rows_per_txn = 50;
+my @steps = ('-0.5', '+0', '-0.3', '+0', '-0.8', '+0');
+my $hold_s = 0.4;    # how long each clock offset is held
+
+my $node = PostgreSQL::Test::Cluster->new('concurrent_steps');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'snowid'
+snowid.node_id = 3
+snowid.max_lead = '1s'
+snowid.max_wait = '1s'
+});
+
+my $clock_file = $node->basedir . '/fake_clock';
+
+sub set_clock
+{
+	my ($offset) = @_;
+	my $tmp = "$clock_file.tmp";
+	open my $fh, '>', $tmp or die "could not write $tmp: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not close $tmp: $!";
+	rename $tmp, $clock_file or die "could not rename $tmp: $!";
+	return;
+}
+
+set_clock('+0');
+{
+	local $ENV{LD_PRELOAD} = $faketime_lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
+	local $ENV{FAKETIME_NO_CACHE} = 1;
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
+	$node->start;
+}
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION snowid;
+CREATE TABLE ids(seq bigserial, client int, id bigint NOT NULL UNIQUE);
+});
+
+my $script = PostgreSQL::Test::Utils::tempdir . '/steps.sql';
+open my $fh, '>', $script or die;
+print $fh
+  "INSERT INTO ids(client, id) SELECT :client_id, snowid_next() FROM generate_series(1, $rows_per_txn);\n";
+close $fh;
+
+# A session for looking while pgbench runs (psql itself reads the real clock).
+my $look = $node->background_psql('postgres');
+sub rows_so_far
+{
+	return $look->query_safe(
+		'SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ids_seq_seq');
+}
+
+my ($pgb_out, $pgb_err) = ('', '');
+my $pgbench = IPC::Run::start(
+	[
+		'pgbench', '-n', '-h', $node->host, '-p', $node->port,
+		'-c', $clients, '-j', 2, '-t', $txns_per_client,
+		'-f', $script, 'postgres'
+	],
+	'>', \$pgb_out, '2>', \$pgb_err);
+
+# Wait until pgbench inserts, then step the clock.
+for (1 .. 3000)
+{
+	last if rows_so_far() >= 2000;
+	$pgbench->pump_nb;
+	usleep(10_000);
+}
+my $rows_at_start = rows_so_far();
+cmp_ok($rows_at_start, '>', 0, 'pgbench is inserting before the first clock step');
+
+my @progress;
+my @leads;
+for my $offset (@steps)
+{
+	set_clock($offset);
+	my $t0 = time;
+	usleep(50_000);
+	my ($lead) = $look->query_safe('SELECT lead_ms FROM snowid_stats()');
+	push @leads, "$offset:$lead";
+	while (time - $t0 < $hold_s)
+	{
+		$pgbench->pump_nb;
+		usleep(20_000);
+	}
+	push @progress, rows_so_far();
+}
+set_clock('+0');
+my $rows_after_steps = rows_so_far();
+note "rows inserted when each step ended: @progress; lead_ms 50 ms into each step: @leads";
+
+my $pgbench_ok = $pgbench->finish;
+note "pgbench: $pgb_out";
+ok($pgbench_ok, 'pgbench succeeded') or diag $pgb_err;
+like($pgb_out, qr{number of transactions actually processed: @{[ $clients * $txns_per_client ]}/@{[ $clients * $txns_per_client ]}},
+	'every transaction was processed');
+
+my $rows = $clients * $txns_per_client * $rows_per_txn;
+my $final_rows = $node->safe_psql('postgres', 'SELECT count(*) FROM ids');
+is($final_rows, $rows, "all $rows rows inserted");
+cmp_ok($final_rows, '>', $rows_after_steps,
+	'pgbench was still inserting after the last step (the steps happened under load)');
+my $moved = 1;
+for my $i (1 .. $#progress)
+{
+	$moved = 0 unless $progress[$i] > $progress[ $i - 1 ];
+}
+ok($moved && $progress[0] > $rows_at_start, 'rows were inserted during every clock offset');
+
+is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT id) FROM ids'),
+	'0', 'no duplicate IDs');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT count(*) FROM (
+			SELECT id, lag(id) OVER (PARTITION BY client ORDER BY seq) AS prev
+			FROM ids) s
+		  WHERE id <= prev}),
+	'0',
+	'each client\'s IDs strictly increase in the order it received them');
+is($node->safe_psql('postgres', 'SELECT count(*) FILTER (WHERE snowid_node(id) <> 3) FROM ids'),
+	'0', 'every ID carries node 3');
+
+my ($regressions, $largest, $errors, $issued) = split /\|/,
+  $node->safe_psql('postgres',
+	'SELECT clock_regressions, largest_regression_ms, clock_errors, ids_issued FROM snowid_stats()');
+my $back_steps = grep { /^-/ } @steps;
+note "clock steps: "
+  . scalar(@steps)
+  . " ($back_steps back); IDs checked: $final_rows; clock_regressions: $regressions; largest_regression_ms: $largest; clock_errors: $errors";
+cmp_ok($regressions, '>=', $back_steps, "clock_regressions counts each of the $back_steps steps back");
+ok($largest >= 600 && $largest <= 820,
+	"largest_regression_ms is about 800, the largest step ($largest)");
+is($errors, '0', 'no clock errors: every step was within max_lead');
+is($issued, $rows, 'ids_issued matches the rows');
+
+my ($lead_ok) = grep { /^-0\.8:/ } @leads;
+my ($lead8) = $lead_ok =~ /:(.*)/;
+ok($lead8 > 400 && $lead8 <= 1000,
+	"50 ms into the 0.8 s step back, the IDs ran about 0.75 s ahead of the clock ($lead8 ms)");
+
+$look->quit;
+$node->stop;
+done_testing();
