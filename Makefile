@@ -13,7 +13,8 @@ OBJS = \
 	src/generator.o \
 	src/decode.o \
 	src/stats.o \
-	src/highwater.o
+	src/highwater.o \
+	src/ticket.o
 
 DATA = $(wildcard sql/snowid--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src
