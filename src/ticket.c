@@ -796,14 +796,14 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 
 	if (shards < 1)
 		snowid_ticket_bad_argument("number of shards",
-								   psprintf("shards must be at least 1, not %d.", shards));
+								   psprintf("The number of shards must be at least 1, not %d.", shards));
 	if (shard < 0 || shard >= shards)
 		snowid_ticket_bad_argument("shard",
-								   psprintf("shard must be between 0 and %d (shards - 1), not %d.",
+								   psprintf("The shard must be between 0 and %d (shards - 1), not %d.",
 											shards - 1, shard));
 	if (block < 1)
 		snowid_ticket_bad_argument("block size",
-								   psprintf("block must be at least 1, not %d.", block));
+								   psprintf("The block size must be at least 1, not %d.", block));
 	if (snowid_ticket_type_max(type) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -816,7 +816,7 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 	spec.maxvalue = snowid_ticket_type_max(type);
 	if (type == INT4OID && (start < PG_INT32_MIN || start > PG_INT32_MAX))
 		snowid_ticket_bad_argument("start",
-								   psprintf("start " INT64_FORMAT " is out of range for type integer.",
+								   psprintf("Start " INT64_FORMAT " is out of range for type integer.",
 											start));
 	if (!snowid_ticket_has_values(&spec))
 		snowid_ticket_bad_argument("start",
