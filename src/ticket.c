@@ -52,6 +52,7 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
@@ -584,6 +585,26 @@ snowid_ticket_exhausted(SnowidTicketEntry *entry)
 }
 
 /*
+ * End of the WAL inserted so far: a position XLogFlush accepts.  The WAL
+ * record that covers the block just reserved (nextval logs ahead, so it
+ * may be an earlier record, of any backend) ends at or before it.  Just
+ * after a page header nothing has been written on that page yet, and a
+ * flush request there would ask for WAL that does not exist: flush to the
+ * end of the previous page instead.
+ */
+static XLogRecPtr
+snowid_ticket_wal_end(void)
+{
+	XLogRecPtr	end = GetXLogInsertRecPtr();
+
+	if (XLogSegmentOffset(end, wal_segment_size) == SizeOfXLogLongPHD)
+		end -= SizeOfXLogLongPHD;
+	else if (end % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		end -= SizeOfXLogShortPHD;
+	return end;
+}
+
+/*
  * Reserve the next block into slot->next (or set no_more).  Caller holds
  * the slot lock and a RowExclusiveLock on the sequence.  The WAL record
  * of the reservation is flushed before any value of the block escapes.
@@ -596,7 +617,7 @@ snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry)
 	if (slot->next_valid || slot->no_more)
 		return;
 	b = nextval_internal(entry->relid, true);
-	XLogFlush(GetXLogInsertRecPtr());
+	XLogFlush(snowid_ticket_wal_end());
 	if (snowid_ticket_block(&entry->spec, b, &slot->next_first,
 							&slot->next_count))
 	{
