@@ -451,7 +451,6 @@ snowid_ticket_lookup(Oid relid, Oid fn_oid, bool check_acl)
 		entry->slot = -1;
 		entry->acl_user = InvalidOid;
 		snowid_ticket_read_catalog(get_func_namespace(fn_oid), relid, &fresh);
-		/* the entry may have moved? no: HTAB entries do not move */
 		entry->spec = fresh.spec;
 		entry->stamp = fresh.stamp;
 		entry->valid = true;

@@ -161,7 +161,7 @@ $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('shop') 
 	'pg_dump of a database with tickets');
 my $max_before = $node->safe_psql('shop', 'SELECT max(id) FROM app.orders');
 
-my $fresh = new_node('restored');
+my $fresh = new_node('restored', "snowid.ticket_slots = 2\n");
 $fresh->safe_psql('postgres', 'CREATE DATABASE shop');
 $fresh->command_ok([ 'pg_restore', '-d', $fresh->connstr('shop'), $dump ],
 	'pg_restore into a fresh server');
@@ -179,6 +179,22 @@ is( $fresh->safe_psql(
 		   FROM app.orders}),
 	'65|65|t|t',
 	'the restored server continues above every dumped value, without collisions');
+
+# A full slot table: a clear error with a hint; DROP frees a slot.
+$fresh->safe_psql('postgres', q{
+CREATE EXTENSION snowid;
+SELECT snowid_ticket_create('s1'), snowid_ticket_create('s2');
+SELECT snowid_ticket_next('s1');
+});
+my ($ret, $out, $err) = $fresh->psql('postgres', q{\set VERBOSITY verbose
+SELECT snowid_ticket_next('s2')});
+like($err, qr/ERROR:\s+53400: no free snowid ticket slot for "public.s2".*HINT:\s+Raise snowid.ticket_slots/s,
+	'slot table full: error 53400 with a hint');
+is( $fresh->safe_psql('postgres', q{DROP SEQUENCE s1; SELECT snowid_ticket_next('s2')}),
+	'1', 'DROP of a ticket sequence frees its slot');
+is( $fresh->safe_psql('postgres', q{DROP EXTENSION snowid; CREATE EXTENSION snowid;
+SELECT snowid_ticket_create('s3'); SELECT snowid_ticket_next('s3')}),
+	"s3\n1", 'DROP EXTENSION frees the slots of the database');
 $fresh->stop;
 
 # ---------------------------------------------------------------------
