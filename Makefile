@@ -13,17 +13,18 @@ OBJS = \
 	src/generator.o \
 	src/decode.o \
 	src/stats.o \
-	src/highwater.o
+	src/highwater.o \
+	src/ticket.o
 
 DATA = $(wildcard sql/snowid--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress inputs live in sql/, outputs in expected/ (PGXS defaults).
-REGRESS = layout generator errors gucs
+REGRESS = upgrade layout generator errors gucs ticket ticket_errors
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
 # (PostgreSQL 15's pg_isolation_regress has no --expecteddir).
-ISOLATION = concurrent_next
+ISOLATION = concurrent_next ticket_boundary
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=snowid
 
 # TAP tests in test/t, run by `make prove` (PGXS only defines the variable).

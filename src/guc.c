@@ -12,6 +12,10 @@
  *
  * max_lead and max_wait are PGC_SIGHUP: plain ints read by the generator.
  *
+ * ticket_slots (PGC_POSTMASTER) sizes the shared table of ticket slots;
+ * ticket_prefetch (PGC_SIGHUP) is the percentage of a block after which the
+ * next block is reserved.
+ *
  * A server that does not preload snowid never defines these parameters;
  * values set in postgresql.conf remain visible as placeholders, and
  * snowid_current_layout() parses those so the decoders still work.
@@ -277,6 +281,8 @@ snowid_guc_init(void)
 								  SNOWID_MAX_TIME_MS, FATAL);
 	(void) snowid_placeholder_int("snowid.max_wait", 1000, GUC_UNIT_MS, 0,
 								  SNOWID_MAX_TIME_MS, FATAL);
+	(void) snowid_placeholder_int("snowid.ticket_slots", 128, 0, 1, 65536, FATAL);
+	(void) snowid_placeholder_int("snowid.ticket_prefetch", 50, 0, 0, 100, FATAL);
 	(void) snowid_placeholder_epoch(FATAL);
 
 	DefineCustomIntVariable("snowid.node_id",
@@ -327,6 +333,21 @@ snowid_guc_init(void)
 							&snowid_max_wait_ms,
 							1000, 0, SNOWID_MAX_TIME_MS,
 							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.ticket_slots",
+							"Number of ticket sequences this server can serve at once.",
+							"Each ticket sequence in use takes one slot in shared memory, in every database.",
+							&snowid_ticket_slots,
+							128, 1, 65536,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.ticket_prefetch",
+							"Percentage of a ticket block after which the next block is reserved.",
+							"The caller that takes this value of a block reserves the next one while others keep taking values.",
+							&snowid_ticket_prefetch,
+							50, 0, 100,
+							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("snowid");

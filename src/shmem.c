@@ -11,6 +11,8 @@
  * with fetch-add, lock-free; only the rare renewal of the persisted
  * reservation takes renew_lock.
  *
+ * The ticket slots (ticket.c) are requested and set up from the same hooks.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -33,6 +35,7 @@ snowid_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(sizeof(SnowidShared));
 	RequestNamedLWLockTranche("snowid", 1);
+	snowid_ticket_shmem_request();
 }
 
 static void
@@ -62,6 +65,7 @@ snowid_shmem_startup(void)
 		pg_atomic_init_u64(&snowid_shared->renewals, 0);
 		snowid_highwater_load(snowid_shared);
 	}
+	snowid_ticket_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -32,4 +32,5 @@ _PG_init(void)
 	snowid_guc_init();
 	snowid_shmem_init();
 	snowid_highwater_init();
+	snowid_ticket_init();
 }

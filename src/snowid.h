@@ -55,6 +55,14 @@ extern SnowidShared *snowid_shared;
 extern void snowid_shmem_init(void);
 extern SnowidShared *snowid_require_shared(void);
 
+/* ticket.c: ticket sequences */
+extern int	snowid_ticket_slots;
+extern int	snowid_ticket_prefetch;
+
+extern void snowid_ticket_init(void);
+extern void snowid_ticket_shmem_request(void);
+extern void snowid_ticket_shmem_startup(void);
+
 /* highwater.c: the persisted high-water mark */
 extern void snowid_highwater_init(void);
 extern void snowid_highwater_load(SnowidShared *shared);

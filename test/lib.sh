@@ -5,8 +5,10 @@
 # run as that user; sudo is used only for apt-get and make install).
 
 SNOWID_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_BINDIR=/usr/lib/postgresql/15/bin
-PG_CONFIG=${PG_CONFIG:-$PG_BINDIR/pg_config}
+# PG_CONFIG may name another installation of PostgreSQL 15 (for instance
+# a private copy); the binaries are then taken from it too.
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PG_BINDIR=$("$PG_CONFIG" --bindir)
 export PATH="$PG_BINDIR:$PATH"
 
 # Run a command as root.

@@ -268,8 +268,10 @@ is( $node->safe_psql(
 		'snowid.node_bits:postmaster:true',
 		'snowid.node_id:postmaster:true',
 		'snowid.sequence_bits:postmaster:true',
-		'snowid.tick:postmaster:true'),
-	'pg_settings: seven snowid.* parameters, described, with the right context'
+		'snowid.tick:postmaster:true',
+		'snowid.ticket_prefetch:sighup:true',
+		'snowid.ticket_slots:postmaster:true'),
+	'pg_settings: nine snowid.* parameters, described, with the right context'
 );
 
 $node->stop;
@@ -311,6 +313,24 @@ SELECT 'after batch';
 		'not preloaded: the error has a hint');
 	is($stdout, "after next\nafter stats\nafter batch",
 		'not preloaded: the session survives each error');
+}
+
+# Tickets: creating and decoding work, taking values needs the preload.
+{
+	$plain->safe_psql('postgres',
+		q{SELECT snowid_ticket_create('plain_t', 1, 2, 10)});
+	my ($ret, $stdout, $stderr) = $plain->psql(
+		'postgres', q{\set VERBOSITY verbose
+SELECT snowid_ticket_next('plain_t');
+SELECT snowid_ticket_shard('plain_t', 4), count(*) FROM snowid_tickets;
+},
+		on_error_stop => 0);
+	like(
+		$stderr,
+		qr/ERROR:\s+55000: snowid must be loaded via shared_preload_libraries/,
+		'not preloaded: snowid_ticket_next fails with 55000');
+	is($stdout, '1|1',
+		'not preloaded: snowid_ticket_shard and snowid_tickets still work');
 }
 
 is( $plain->safe_psql(
