@@ -21,8 +21,8 @@ out=${SNOWID_BENCH_OUT:-$bench_dir/results}
 mkdir -p "$out"
 
 if [ $mode = full ]; then
-	ROUNDS=5; BULK_N=2000000; CALL_SECS=5; CEIL_N=40000000
-	INSERT_PREFILL=3000000; INSERT_SECS=10; WAL_N=1000000
+	ROUNDS=5; BULK_N=2000000; CALL_SECS=3; CEIL_N=40000000
+	INSERT_PREFILL=3000000; INSERT_SECS=5; WAL_N=1000000
 else
 	ROUNDS=2; BULK_N=20000; CALL_SECS=1; CEIL_N=200000
 	INSERT_PREFILL=20000; INSERT_SECS=1; WAL_N=20000
@@ -180,20 +180,20 @@ nextval_ms=$(med bulk:nextval)
 	echo "| candidate | 1 client TPS | × floor | 4 clients TPS | × floor |"
 	echo "|---|---:|---:|---:|---:|"
 	for c in "${cands[@]}"; do
-		n=${c%%|*}; t1=$(med "call1:$n"); t4=$(med "call4:$n")
+		n=${c%%|*}; t1=$(printf '%.0f' "$(med "call1:$n")"); t4=$(printf '%.0f' "$(med "call4:$n")")
 		echo "| $n | $t1 | $(ratio "$t1" "$(med call1:floor)") | $t4 | $(ratio "$t4" "$(med call4:floor)") |"
 	done
 	echo
 	echo "## 3. At the ceiling (default layout, \`snowid.max_lead = 0\`)"
 	echo
-	echo "$CEIL_N IDs in $ceil_ms ms: $ceil_rate IDs/s, **$ceil_frac** of the layout's 4,096,000 IDs/s ($ceil_waits: callers sleep until the next tick instead of spinning)."
+	echo "$CEIL_N IDs in $(printf '%.0f' "$ceil_ms") ms: $ceil_rate IDs/s, **$ceil_frac** of the layout's 4,096,000 IDs/s ($ceil_waits: callers sleep until the next tick instead of spinning)."
 	echo
 	echo "## 4. Inserts: pgbench, 4 clients, ${INSERT_SECS}s, tables prefilled with $INSERT_PREFILL rows"
 	echo
 	echo "| primary key | median TPS | × bigserial | index size (MiB) |"
 	echo "|---|---:|---:|---:|"
 	for t in "${itables[@]}"; do
-		n=${t%%|*}; m=$(med "insert:$n")
+		n=${t%%|*}; m=$(printf '%.0f' "$(med "insert:$n")")
 		echo "| $n | $m | $(ratio "$m" "$(med insert:bigserial)") | $(printf '%.1f' "${idx[$n]}") |"
 	done
 	echo
