@@ -28,6 +28,9 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
 use Time::HiRes qw(time usleep);
 
 my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -99,29 +102,8 @@ sub set_policy
 }
 
 # Is every element of the list strictly greater than the one before?
-sub strictly_increasing
-{
-	my @ids = @_;
-	for my $i (1 .. $#ids)
-	{
-		return 0 unless $ids[$i] > $ids[ $i - 1 ];
-	}
-	return 1;
-}
 
-sub max_of
-{
-	my $max;
-	for (@_) { $max = $_ if !defined $max || $_ > $max; }
-	return $max;
-}
 
-sub min_of
-{
-	my $min;
-	for (@_) { $min = $_ if !defined $min || $_ < $min; }
-	return $min;
-}
 
 # Run a query in a background session; returns (stdout, stderr).  The
 # session keeps what psql printed on stderr until it is cleared here.

@@ -34,6 +34,9 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
 use Time::HiRes qw(time usleep);
 
 my $node_id = 2;
@@ -60,29 +63,8 @@ my @returned_all;
 my $high = 0;
 my $crashes = 0;
 
-sub max_of
-{
-	my $max;
-	for (@_) { $max = $_ if !defined $max || $_ > $max; }
-	return $max;
-}
 
-sub min_of
-{
-	my $min;
-	for (@_) { $min = $_ if !defined $min || $_ < $min; }
-	return $min;
-}
 
-sub strictly_increasing
-{
-	my @ids = @_;
-	for my $i (1 .. $#ids)
-	{
-		return 0 unless $ids[$i] > $ids[ $i - 1 ];
-	}
-	return 1;
-}
 
 sub raise_high
 {

@@ -18,6 +18,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
 use Time::HiRes qw(time);
 
 my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -41,29 +44,8 @@ CREATE TABLE ids(seq bigserial, src text, id bigint NOT NULL UNIQUE);
 
 my @returned;    # every ID returned to this script, by any node
 
-sub max_of
-{
-	my $max;
-	for (@_) { $max = $_ if !defined $max || $_ > $max; }
-	return $max;
-}
 
-sub min_of
-{
-	my $min;
-	for (@_) { $min = $_ if !defined $min || $_ < $min; }
-	return $min;
-}
 
-sub strictly_increasing
-{
-	my @ids = @_;
-	for my $i (1 .. $#ids)
-	{
-		return 0 unless $ids[$i] > $ids[ $i - 1 ];
-	}
-	return 1;
-}
 
 # Insert $n IDs from $node into the table; returns them in issue order.
 sub insert_ids
