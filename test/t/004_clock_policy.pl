@@ -3,6 +3,9 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
 
 my $node = PostgreSQL::Test::Cluster->new('policy');
 $node->init;
@@ -10,15 +13,6 @@ $node->append_conf('postgresql.conf', "shared_preload_libraries = 'snowid'\nsnow
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
-sub set_policy
-{
-	my ($lead, $wait) = @_;
-	$node->safe_psql('postgres',
-		"ALTER SYSTEM SET snowid.max_lead = '$lead'; ALTER SYSTEM SET snowid.max_wait = '$wait'; SELECT pg_reload_conf();");
-	$node->poll_query_until('postgres',
-		"SELECT current_setting('snowid.max_lead') = '$lead' AND current_setting('snowid.max_wait') = '$wait'")
-	  or die "reload of snowid.max_lead/max_wait not seen";
-}
 
 # Count IDs whose timestamp lies more than $lead_ms ahead of the clock read
 # right after they were issued (clock_timestamp() is evaluated after
@@ -40,20 +34,20 @@ sub snowstat
 }
 
 # max_lead = 0: bursts faster than 4,096 IDs per ms must wait, never lead.
-set_policy('0', '1s');
+set_policy($node, '0', '1s');
 my $waits_before = snowstat('waits');
 is(burst(300000, 0), '300000|300000|0', 'max_lead = 0: 300k IDs, none ahead of the clock');
 cmp_ok(snowstat('waits'), '>', $waits_before, 'max_lead = 0: callers waited for the clock');
 cmp_ok(snowstat('wait_time_ms'), '>', 0, 'wait time is accounted');
 
 # max_lead = 20ms: borrowing happens, but never beyond 20 ms.
-set_policy('20ms', '1s');
+set_policy($node, '20ms', '1s');
 my $borrowed_before = snowstat('ticks_borrowed');
 is(burst(300000, 20), '300000|300000|0', 'max_lead = 20ms: no ID more than 20 ms ahead');
 cmp_ok(snowstat('ticks_borrowed'), '>', $borrowed_before, 'max_lead = 20ms: ticks were borrowed');
 
 # max_lead = 0 and max_wait = 0: a burst that outruns the clock fails, clearly.
-set_policy('0', '0');
+set_policy($node, '0', '0');
 my $errors_before = snowstat('clock_errors');
 my ($ret, $out, $err) = $node->psql('postgres',
 	"\\set VERBOSITY verbose\nSELECT count(snowid_next()) FROM generate_series(1, 1000000)");
@@ -73,7 +67,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM snowid_next_batch(4096)'),
 	'4096', 'a batch of one full tick still works');
 
 # After all of that, the stream is still strictly increasing.
-set_policy('1s', '1s');
+set_policy($node, '1s', '1s');
 my $last = snowstat('last_id');
 cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $last,
 	'the next ID is above every ID issued before');

@@ -47,18 +47,8 @@ snowid.node_id = 1
 
 my $clock_file = $node->basedir . '/fake_clock';
 
-# Write the fake clock offset (seconds, relative to the real clock).  Written
-# aside and renamed, so that a backend never reads a half-written file.
-sub set_clock
-{
-	my ($offset) = @_;
-	my $tmp = "$clock_file.tmp";
-	open my $fh, '>', $tmp or die "could not write $tmp: $!";
-	print $fh "$offset\n";
-	close $fh or die "could not close $tmp: $!";
-	rename $tmp, $clock_file or die "could not rename $tmp: $!";
-	return;
-}
+sub set_clock { write_clock_offset($clock_file, @_); return; }
+
 
 # Start (or restart) the node with the server and pg_ctl under the fake clock.
 sub under_fake_clock
@@ -88,18 +78,6 @@ sub snowstat
 	return $node->safe_psql('postgres', "SELECT $col FROM snowid_stats()");
 }
 
-# Change max_lead and max_wait; call with the fake offset at +0.
-sub set_policy
-{
-	my ($lead, $wait) = @_;
-	$node->safe_psql('postgres',
-		"ALTER SYSTEM SET snowid.max_lead = '$lead'; ALTER SYSTEM SET snowid.max_wait = '$wait'; SELECT pg_reload_conf();"
-	);
-	$node->poll_query_until('postgres',
-		"SELECT current_setting('snowid.max_lead') = '$lead' AND current_setting('snowid.max_wait') = '$wait'"
-	) or die "reload of snowid.max_lead/max_wait not seen";
-	return;
-}
 
 # Is every element of the list strictly greater than the one before?
 
@@ -153,7 +131,7 @@ ok(abs($offset) < 2, 'and back to the real clock at once');
 
 # ---- 1. a step back within max_lead is absorbed ----
 
-set_policy('2s', '1s');
+set_policy($node, '2s', '1s');
 my $s = $node->background_psql('postgres', on_error_stop => 0);
 
 my @before = take_ids($s, 2000);
@@ -182,7 +160,7 @@ push @all_ids, @before, @after;
 
 # ---- 2. a step back beyond max_lead + max_wait fails at once ----
 
-set_policy('1s', '1s');
+set_policy($node, '1s', '1s');
 push @all_ids, take_ids($s, 100);
 my $issued_before = snowstat('ids_issued');
 my $last_before = snowstat('last_id');
@@ -219,7 +197,7 @@ like($err, qr/ERROR:  55000: system clock is [0-9.]+ ms behind/,
 set_clock('+0');
 
 # With max_wait = 10 s a 30 s step still cannot succeed: it must not wait.
-set_policy('1s', '10s');
+set_policy($node, '1s', '10s');
 set_clock('-30');
 $t0 = time;
 ($out, $err) = run_query($s, 'SELECT snowid_next()');
@@ -234,7 +212,7 @@ is(snowstat('ids_issued'), $issued_before, 'no ID was issued by the failing call
 is(snowstat('last_id'), $last_before, 'last_id did not move');
 cmp_ok(snowstat('clock_errors'), '>=', $errors_before + 3,
 	'clock_errors counts the three failures');
-set_policy('1s', '1s');
+set_policy($node, '1s', '1s');
 $s->quit;
 
 # ---- 3. restart while the clock is still 30 s behind ----
@@ -284,7 +262,7 @@ push @all_ids, @resumed;
 
 # ---- 5. waiting for the clock is interruptible and visible ----
 
-set_policy('0', '10s');
+set_policy($node, '0', '10s');
 push @all_ids, take_ids($s, 10);
 my $waits_before = snowstat('waits');
 
@@ -339,7 +317,7 @@ cmp_ok($w_out, '>', max_of(@all_ids), 'the waiter\'s ID is above every ID issued
 push @all_ids, $w_out if $w_out =~ /^\d+$/;
 cmp_ok(snowstat('waits'), '>', $waits_before, 'snowid_stats().waits counts the wait');
 
-set_policy('1s', '1s');
+set_policy($node, '1s', '1s');
 my @final = take_ids($s, 100);
 ok(strictly_increasing(@all_ids, @final), 'every ID of the test strictly increases, in issue order');
 push @all_ids, @final;

@@ -72,17 +72,6 @@ sub raise_high
 	return;
 }
 
-sub set_policy
-{
-	my ($lead, $wait) = @_;
-	$node->safe_psql('postgres',
-		"ALTER SYSTEM SET snowid.max_lead = '$lead'; ALTER SYSTEM SET snowid.max_wait = '$wait'; SELECT pg_reload_conf();"
-	);
-	$node->poll_query_until('postgres',
-		"SELECT current_setting('snowid.max_lead') = '$lead' AND current_setting('snowid.max_wait') = '$wait'"
-	) or die "reload of snowid.max_lead/max_wait not seen";
-	return;
-}
 
 # ---- generators ----
 
@@ -337,7 +326,7 @@ round_with_generators(
 # clock (max_lead 1 s); its backend is killed right after it returns.
 {
 	my $label = 'burst, then kill -9 of its backend';
-	set_policy('1s', '1s');
+	set_policy($node, '1s', '1s');
 	my $s = $node->background_psql('postgres');
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
 	my ($burst_max, $burst_n, $lead, $last_id, $bursts) = (0, 0, 0, 0, 0);
@@ -461,7 +450,7 @@ round_with_generators(
 # needs more than max_wait of waiting.
 {
 	my $label = 'clean restart after borrowing 2.7-3 s (max_lead 3s, max_wait 1s)';
-	set_policy('3s', '1s');
+	set_policy($node, '3s', '1s');
 	my $s = $node->background_psql('postgres');
 	my @firsts;
 	for (1 .. 11)
@@ -495,13 +484,13 @@ FROM (SELECT snowid_next() AS id) s});
 		like($err, qr/ERROR:  55000: system clock is [0-9.]+ ms behind/,
 			"$label: what fails is the clock check (55000)");
 		# Let the caller wait instead, to check what comes next.
-		set_policy('3s', '10s');
+		set_policy($node, '3s', '10s');
 		$first = $node->safe_psql('postgres', 'SELECT snowid_next()');
 	}
 	cmp_ok($first, '>', $last_id, "$label: the first ID after the restart is above every ID issued before");
 	push @returned_all, $first;
 	raise_high($first);
-	set_policy('1s', '1s');
+	set_policy($node, '1s', '1s');
 }
 
 # ---- over the whole test ----

@@ -16,6 +16,9 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
 use Time::HiRes qw(time usleep);
 
 my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -40,16 +43,8 @@ snowid.max_wait = '1s'
 
 my $clock_file = $node->basedir . '/fake_clock';
 
-sub set_clock
-{
-	my ($offset) = @_;
-	my $tmp = "$clock_file.tmp";
-	open my $fh, '>', $tmp or die "could not write $tmp: $!";
-	print $fh "$offset\n";
-	close $fh or die "could not close $tmp: $!";
-	rename $tmp, $clock_file or die "could not rename $tmp: $!";
-	return;
-}
+sub set_clock { write_clock_offset($clock_file, @_); return; }
+
 
 set_clock('+0');
 {

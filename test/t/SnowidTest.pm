@@ -5,7 +5,7 @@ use strict;
 use warnings;
 use Exporter 'import';
 
-our @EXPORT = qw(max_of min_of strictly_increasing);
+our @EXPORT = qw(max_of min_of strictly_increasing set_policy write_clock_offset);
 
 # Largest and smallest of a list of IDs (64-bit integers; Perl compares
 # them exactly as integers on 64-bit builds).
@@ -32,6 +32,35 @@ sub strictly_increasing
 		return 0 unless $ids[$i] > $ids[ $i - 1 ];
 	}
 	return 1;
+}
+
+# Set snowid.max_lead and snowid.max_wait with ALTER SYSTEM, reload, and
+# wait until the node's sessions see the new values.  Call it with any fake
+# clock offset at +0: a clock behind stretches the poll's sleeps.
+sub set_policy
+{
+	my ($node, $lead, $wait) = @_;
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET snowid.max_lead = '$lead'; ALTER SYSTEM SET snowid.max_wait = '$wait'; SELECT pg_reload_conf();"
+	);
+	$node->poll_query_until('postgres',
+		"SELECT current_setting('snowid.max_lead') = '$lead' AND current_setting('snowid.max_wait') = '$wait'"
+	) or die "reload of snowid.max_lead/max_wait not seen";
+	return;
+}
+
+# Write a libfaketime offset (seconds relative to the real clock, e.g. "-30"
+# or "+0") into the file named by FAKETIME_TIMESTAMP_FILE.  Written aside and
+# renamed, so that a backend never reads a half-written file.
+sub write_clock_offset
+{
+	my ($file, $offset) = @_;
+	my $tmp = "$file.tmp";
+	open my $fh, '>', $tmp or die "could not write $tmp: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not close $tmp: $!";
+	rename $tmp, $file or die "could not rename $tmp: $!";
+	return;
 }
 
 1;
