@@ -135,6 +135,8 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 	const int64 max_wait_us = (int64) snowid_max_wait_ms * 1000;
 	uint64		old = pg_atomic_read_u64(&shared->next_position);
 	int64		wait_start = 0;
+	uint64		anchor = 0;
+	bool		anchored = false;
 	uint64		first;
 	uint64		last;
 	uint64		reserved;
@@ -154,6 +156,14 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 			wall_position = end;
 		else
 			wall_position = wall_tick < 0 ? 0 : (uint64) wall_tick << shift;
+
+		/*
+		 * A caller that waits keeps the start it waits for.  Starting again
+		 * from each new wall tick, a batch that spans more ticks than
+		 * max_lead allows would move on with the clock and never come due.
+		 */
+		if (anchored && wall_position > anchor)
+			wall_position = anchor;
 		if (old >= wall_position)
 		{
 			first = old;
@@ -199,7 +209,11 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 
 		/* Too far ahead of the clock: wait for it, within max_wait. */
 		if (wait_start == 0)
+		{
 			wait_start = snowid_clock_monotonic_us();
+			anchor = first;
+			anchored = true;
+		}
 		if (lead_us - max_lead_us >
 			max_wait_us - (snowid_clock_monotonic_us() - wait_start))
 			snowid_clock_behind(shared, layout, last_tick, now, lead_us);

@@ -39,6 +39,11 @@ my $waits_before = snowstat('waits');
 is(burst(300000, 0), '300000|300000|0', 'max_lead = 0: 300k IDs, none ahead of the clock');
 cmp_ok(snowstat('waits'), '>', $waits_before, 'max_lead = 0: callers waited for the clock');
 cmp_ok(snowstat('wait_time_ms'), '>', 0, 'wait time is accounted');
+# A batch that spans 25 ticks waits until its last tick is due.
+is( $node->safe_psql('postgres',
+		'SELECT count(*), count(DISTINCT x), max(snowid_timestamp(x)) <= clock_timestamp() FROM snowid_next_batch(100000) AS x'),
+	'100000|100000|t',
+	'max_lead = 0: a batch of 25 ticks waits for the clock instead of failing');
 
 # max_lead = 20ms: borrowing happens, but never beyond 20 ms.
 set_policy($node, '20ms', '1s');
