@@ -2,7 +2,7 @@
 # snowid benchmark suite: snowid against the usual ways of making keys,
 # side by side in one run, candidates interleaved over several rounds,
 # medians and ratios reported.  Writes test/bench/results/results.md and
-# results/chart.svg.
+# results/chart.png.
 #
 #   bash test/bench/run.sh            # full run (several minutes)
 #   bash test/bench/run.sh --smoke    # tiny run that only proves the suite works
@@ -21,11 +21,11 @@ out=${SNOWID_BENCH_OUT:-$bench_dir/results}
 mkdir -p "$out"
 
 if [ $mode = full ]; then
-	ROUNDS=5; BULK_N=2000000; CALL_SECS=3; CEIL_N=40000000
-	INSERT_PREFILL=3000000; INSERT_SECS=5; WAL_N=1000000
+	ROUNDS=5; BULK_N=2000000; CALL_SECS=3; CEIL_N=20000000
+	INSERT_PREFILL=3000000; INSERT_SECS=8; INSERT_ROWS=100; WAL_N=1000000
 else
 	ROUNDS=2; BULK_N=20000; CALL_SECS=1; CEIL_N=200000
-	INSERT_PREFILL=20000; INSERT_SECS=1; WAL_N=20000
+	INSERT_PREFILL=20000; INSERT_SECS=1; INSERT_ROWS=10; WAL_N=20000
 fi
 
 # ---- the server ----
@@ -107,17 +107,52 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 
-echo "== 3. at the ceiling: max_lead = 0, $CEIL_N IDs"
+echo "== 3. at the ceiling: max_lead = 0, $CEIL_N IDs per run, $ROUNDS rounds"
 q -c "ALTER SYSTEM SET snowid.max_lead = 0" -c "ALTER SYSTEM SET snowid.max_wait = '10s'" -c "SELECT pg_reload_conf()" >/dev/null
 sleep 1
+ceil_per_tick=$(q -c "SELECT 1::bigint << sequence_bits FROM snowid_layout()")
+ceil_max=$(q -c "SELECT ids_per_second FROM snowid_layout()")
+# One run of a query that draws the IDs x: wall ms, IDs, ticks from the
+# first ID's to the last ID's, CPU ms of the backend (from /proc/self/stat).
+ceil_run() {
+	q -c "DO \$\$
+DECLARE
+	t0 timestamptz; s0 text; r record;
+BEGIN
+	s0 := pg_read_file('/proc/self/stat');
+	t0 := clock_timestamp();
+	SELECT count(*) AS n, min(x) AS lo, max(x) AS hi INTO r FROM ($1) AS s;
+	RAISE WARNING 'res=% % % %',
+		extract(epoch FROM clock_timestamp() - t0) * 1000, r.n,
+		(extract(epoch FROM snowid_timestamp(r.hi) - snowid_timestamp(r.lo)) * 1000000 /
+		 (SELECT extract(epoch FROM tick) * 1000000 FROM snowid_layout()))::bigint + 1,
+		(split_part(pg_read_file('/proc/self/stat'), ' ', 14)::bigint +
+		 split_part(pg_read_file('/proc/self/stat'), ' ', 15)::bigint -
+		 split_part(s0, ' ', 14)::bigint - split_part(s0, ' ', 15)::bigint) * 1000 / $(getconf CLK_TCK);
+END\$\$" 2>&1 | sed -n 's/.*res=//p'
+}
 stats0=$(q -c "SELECT waits, wait_time_ms FROM snowid_stats()")
-cpu0=$(awk '{print $14 + $15}' /proc/$(q -c "SELECT pg_backend_pid()")/stat 2>/dev/null || echo 0)
-ceil_ms=$(time_ms "count(snowid_next()) FROM generate_series(1, $CEIL_N)")
+for r in $(seq "$ROUNDS"); do
+	# generate_series in the target list streams its rows; in FROM (the bulk
+	# form) it is first materialised, past work_mem into a temporary file.
+	for form in stream from; do
+		if [ $form = stream ]; then
+			res=$(ceil_run "SELECT snowid_next() AS x, generate_series(1, $CEIL_N)")
+		else
+			res=$(ceil_run "SELECT snowid_next() AS x FROM generate_series(1, $CEIL_N)")
+		fi
+		read -r ms n span cpu <<<"$res"
+		add "ceil_wall:$form" "$(awk -v n="$n" -v ms="$ms" -v c="$ceil_max" 'BEGIN { printf "%.4f", n / (ms / 1000) / c }')"
+		add "ceil_span:$form" "$(awk -v n="$n" -v s="$span" -v t="$ceil_per_tick" 'BEGIN { printf "%.4f", n / (s * t) }')"
+		add "ceil_cpu:$form" "$(awk -v c="$cpu" -v ms="$ms" 'BEGIN { printf "%.2f", c / ms }')"
+	done
+done
 stats1=$(q -c "SELECT waits, wait_time_ms FROM snowid_stats()")
+ceil_waits=$(awk -F'|' -v a="$stats0" 'BEGIN { split(a, x, "|") } { printf "%d waits, %.0f ms waited in all", $1 - x[1], $2 - x[2] }' <<<"$stats1")
+# A long exhaustion: one batch that needs many ticks waits for the clock.
+ceil_batch=$((CEIL_N / 20 > 1000000 ? 1000000 : CEIL_N / 20))
+read -r batch_ms _ batch_span batch_cpu <<<"$(ceil_run "SELECT snowid_next_batch($ceil_batch) AS x")"
 q -c "ALTER SYSTEM RESET snowid.max_lead" -c "ALTER SYSTEM RESET snowid.max_wait" -c "SELECT pg_reload_conf()" >/dev/null
-ceil_rate=$(awk -v n="$CEIL_N" -v ms="$ceil_ms" 'BEGIN { printf "%.0f", n / (ms / 1000) }')
-ceil_frac=$(awk -v r="$ceil_rate" 'BEGIN { printf "%.3f", r / 4096000 }')
-ceil_waits=$(awk -F'|' -v a="$stats0" 'BEGIN { split(a, x, "|") } { printf "%d waits, %.0f ms waited", $1 - x[1], $2 - x[2] }' <<<"$stats1")
 
 echo "== 4. inserts: pgbench, 4 clients, after $INSERT_PREFILL rows per table"
 itables=("snowid_next|bigint PRIMARY KEY DEFAULT snowid_next()" "bigserial|bigserial PRIMARY KEY"
@@ -129,20 +164,43 @@ for t in "${itables[@]}"; do
 	      INSERT INTO bench_ins_$n (payload) SELECT 'row ' || g FROM generate_series(1, $INSERT_PREFILL) AS g;
 	      CHECKPOINT;"
 done
-for r in $(seq "$ROUNDS"); do
-	for t in "${itables[@]}"; do
-		n=${t%%|*}
-		f=$(mktemp "${TMPDIR:-/tmp}/snowid-bench.XXXXXX.sql")
-		echo "INSERT INTO bench_ins_$n (payload) VALUES ('bench');" >"$f"
-		chmod 644 "$f"
-		add "insert:$n" "$(as_runner pgbench -n -M prepared -c 4 -j 4 -T "$INSERT_SECS" -f "$f" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')"
-		rm -f "$f"
-	done
-done
+# Index size at equal row counts, before the runs make the tables differ.
 declare -A idx
 for t in "${itables[@]}"; do
 	n=${t%%|*}
 	idx[$n]=$(q -c "SELECT pg_relation_size('bench_ins_${n}_pkey'::regclass) / 1024 / 1024.0")
+done
+# Two shapes of transaction: one row (bound by the commit's WAL flush) and
+# INSERT_ROWS rows (bound by the work per row: key, heap and index).  Each
+# run starts right after a checkpoint, so every candidate pays the same
+# full-page writes; ratios to bigserial are taken within each round.
+for r in $(seq "$ROUNDS"); do
+	for rows in 1 "$INSERT_ROWS"; do
+		for t in "${itables[@]}"; do
+			n=${t%%|*}
+			f=$(mktemp "${TMPDIR:-/tmp}/snowid-bench.XXXXXX.sql")
+			if [ "$rows" = 1 ]; then
+				echo "INSERT INTO bench_ins_$n (payload) VALUES ('bench');" >"$f"
+			else
+				echo "INSERT INTO bench_ins_$n (payload) SELECT 'bench' FROM generate_series(1, $rows);" >"$f"
+			fi
+			chmod 644 "$f"
+			q -c "CHECKPOINT"
+			tps=$(as_runner pgbench -n -M prepared -c 4 -j 4 -T "$INSERT_SECS" -f "$f" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+			rm -f "$f"
+			add "insert$rows:$n" "$(awk -v t="$tps" -v r="$rows" 'BEGIN { printf "%.1f", t * r }')"
+			eval "round_$n=\$tps"
+		done
+		for t in "${itables[@]}"; do
+			n=${t%%|*}
+			eval "add \"insert_ratio$rows:$n\" \"\$(ratio \"\$round_$n\" \"\$round_bigserial\")\""
+		done
+	done
+done
+declare -A rows_end
+for t in "${itables[@]}"; do
+	n=${t%%|*}
+	rows_end[$n]=$(q -c "SELECT count(*) FROM bench_ins_$n")
 done
 
 echo "== 5. WAL per million IDs (no insert)"
@@ -155,6 +213,7 @@ done
 
 echo "== 6. shared memory"
 shmem=$(q -c "SELECT coalesce(string_agg(name || ': ' || allocated_size || ' bytes', ', ' ORDER BY name), 'none') FROM pg_shmem_allocations WHERE name LIKE 'snowid%'")
+shmem_slot=$(q -c "SELECT coalesce(max(allocated_size / current_setting('snowid.ticket_slots')::int || ' bytes per ticket slot (' || current_setting('snowid.ticket_slots') || ' slots, table header included)'), 'no ticket slots') FROM pg_shmem_allocations WHERE name = 'snowid_ticket'")
 
 # ---- report ----
 host="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(q -c 'SELECT version()' | cut -d, -f1)"
@@ -186,15 +245,24 @@ nextval_ms=$(med bulk:nextval)
 	echo
 	echo "## 3. At the ceiling (default layout, \`snowid.max_lead = 0\`)"
 	echo
-	echo "$CEIL_N IDs in $(printf '%.0f' "$ceil_ms") ms: $ceil_rate IDs/s, **$ceil_frac** of the layout's 4,096,000 IDs/s ($ceil_waits: callers sleep until the next tick instead of spinning)."
+	echo "$CEIL_N IDs per run in one backend, $ROUNDS rounds. *Wall*: IDs/s over the whole statement as a fraction of the layout's $ceil_max IDs/s. *Sustained*: IDs over the capacity of the ticks from the first ID's to the last ID's. *CPU*: the backend's CPU time over the statement's time."
 	echo
-	echo "## 4. Inserts: pgbench, 4 clients, ${INSERT_SECS}s, tables prefilled with $INSERT_PREFILL rows"
-	echo
-	echo "| primary key | median TPS | × bigserial | index size (MiB) |"
+	echo "| query | wall | sustained | CPU |"
 	echo "|---|---:|---:|---:|"
+	echo "| \`SELECT count(x) FROM (SELECT snowid_next() AS x, generate_series(1, N)) s\` | $(med ceil_wall:stream) | $(med ceil_span:stream) | $(med ceil_cpu:stream) |"
+	echo "| \`SELECT count(x) FROM (SELECT snowid_next() AS x FROM generate_series(1, N)) s\` | $(med ceil_wall:from) | $(med ceil_span:from) | $(med ceil_cpu:from) |"
+	echo
+	echo "In the second form PostgreSQL materialises generate_series before the first ID is drawn, so its wall figure counts that time too. $ceil_waits: a caller that exhausts a tick sleeps until just before the next one. A batch of $ceil_batch IDs (snowid_next_batch, $batch_span ticks ahead of the clock) took $(printf '%.0f' "$batch_ms") ms and $(printf '%.0f' "$batch_cpu") ms of CPU: long waits sleep, they do not spin."
+	echo
+	echo "## 4. Inserts: pgbench, 4 clients, ${INSERT_SECS}s per run, tables prefilled with $INSERT_PREFILL rows"
+	echo
+	echo "Each run starts after a CHECKPOINT. Rows/s are medians; × bigserial is the median of the ratios taken within each round. Index size of the primary key is measured at $INSERT_PREFILL rows in every table."
+	echo
+	echo "| primary key | 1 row per transaction, rows/s | × bigserial | $INSERT_ROWS rows per transaction, rows/s | × bigserial | index at $INSERT_PREFILL rows (MiB) | rows at the end |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
 	for t in "${itables[@]}"; do
-		n=${t%%|*}; m=$(printf '%.0f' "$(med "insert:$n")")
-		echo "| $n | $m | $(ratio "$m" "$(med insert:bigserial)") | $(printf '%.1f' "${idx[$n]}") |"
+		n=${t%%|*}
+		echo "| $n | $(printf '%.0f' "$(med "insert1:$n")") | $(med "insert_ratio1:$n") | $(printf '%.0f' "$(med "insert$INSERT_ROWS:$n")") | $(med "insert_ratio$INSERT_ROWS:$n") | $(printf '%.1f' "${idx[$n]}") | ${rows_end[$n]} |"
 	done
 	echo
 	echo "## 5. WAL per million IDs generated (no insert)"
@@ -208,31 +276,42 @@ nextval_ms=$(med bulk:nextval)
 	echo
 	echo "## 6. Shared memory"
 	echo
-	echo "$shmem"
+	echo "$shmem; $shmem_slot."
 } >"$out/results.md"
 
-# chart: bulk IDs/s per candidate
+# chart: bulk IDs/s per candidate, and insert rows/s per primary key
 {
 	for c in "${cands[@]}"; do
 		n=${c%%|*}; [ "$n" = floor ] && continue
 		awk -v n="$n" -v m="$(med "bulk:$n")" -v N="$BULK_N" 'BEGIN { printf "%s %.3f\n", n, N / (m / 1000) / 1e6 }'
 	done
 } >"$out/bulk.dat"
+{
+	for t in "${itables[@]}"; do
+		n=${t%%|*}
+		awk -v n="$n" -v m="$(med "insert$INSERT_ROWS:$n")" 'BEGIN { printf "%s %.1f\n", n, m / 1000 }'
+	done
+} >"$out/inserts.dat"
+rm -f "$out/chart.svg"
 if command -v gnuplot >/dev/null; then
 	gnuplot <<GP
-set terminal svg size 800,400 font "sans,12"
-set output "$out/chart.svg"
-set title "IDs per second in one backend (millions, median of $ROUNDS rounds)"
+set terminal pngcairo size 1200,450 font "sans,11"
+set output "$out/chart.png"
+set multiplot layout 1,2
 set style fill solid 0.8
 set boxwidth 0.6
 set yrange [0:*]
-set xtics rotate by -20
+set xtics rotate by -25 scale 0
 set grid ytics
 unset key
+set title "Bulk: million IDs per second in one backend\n(median of $ROUNDS rounds; higher is better)"
 plot "$out/bulk.dat" using 0:2:xtic(1) with boxes lc rgb "#3b7dd8", "" using 0:2:(sprintf("%.2f", \$2)) with labels offset 0,0.8
+set title "Inserts: thousand rows per second, 4 clients, $INSERT_ROWS rows per transaction\n(after $INSERT_PREFILL rows; median of $ROUNDS rounds)"
+plot "$out/inserts.dat" using 0:2:xtic(1) with boxes lc rgb "#d8893b", "" using 0:2:(sprintf("%.1f", \$2)) with labels offset 0,0.8
+unset multiplot
 GP
 fi
 
 cat "$out/results.md"
 echo
-echo "written: $out/results.md $( [ -f "$out/chart.svg" ] && echo "$out/chart.svg")"
+echo "written: $out/results.md $( [ -f "$out/chart.png" ] && echo "$out/chart.png")"
