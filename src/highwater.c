@@ -12,8 +12,8 @@
  *		synchronous replication, acknowledged by the synchronous standbys),
  *		so that standbys learn the bound and a promoted standby continues
  *		above everything its primary may have issued;
- *	 2. the file $PGDATA/snowid.highwater, written with durable_rename, which
- *		every start (clean, after a crash, after kill -9) reads before any
+ *	 2. the file $PGDATA/snowid.highwater, one of whose two slots is
+ *		rewritten in place and synced (see below), which every start (clean, after a crash, after kill -9) reads before any
  *		ID is issued.  WAL alone would not do: crash recovery replays only
  *		from the last checkpoint.
  *
@@ -40,6 +40,7 @@
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "lib/stringinfo.h"
+#include "port/pg_crc32c.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "snowid.h"
@@ -58,14 +59,19 @@
 
 #define SNOWID_HIGHWATER_FILE "snowid.highwater"
 #define SNOWID_HIGHWATER_TMP "snowid.highwater.tmp"
-#define SNOWID_HIGHWATER_MAGIC "snowid-highwater-1"
+/* the format of version 1.1's first release: one line, replaced by rename */
+#define SNOWID_HIGHWATER_MAGIC_V1 "snowid-highwater-1"
+#define SNOWID_HIGHWATER_MAGIC "snowid-highwater-2"
+/* two slots of one sector each, so that a torn write spoils one at most */
+#define SNOWID_HIGHWATER_SLOT 512
+#define SNOWID_HIGHWATER_SIZE (2 * SNOWID_HIGHWATER_SLOT)
 
 /*
  * How far beyond the last issued tick (or the clock, if later) one renewal
  * reserves.  Short, because after a crash the server resumes at the bound
  * and may have to wait for the clock to come within snowid.max_lead of it;
- * long enough that renewals (a WAL flush and three fsyncs) stay rare: at
- * most four a second.
+ * long enough that renewals (a WAL flush and an fdatasync) stay rare: at
+ * most eight a second.
  */
 #define SNOWID_RESERVE_MS 250
 
@@ -80,6 +86,127 @@ static void snowid_highwater_shutdown(int code, Datum arg);
 /* ---- the file ---- */
 
 /*
+ * The file holds two slots, each one line of text padded with zero bytes to
+ * a sector:
+ *
+ *	 snowid-highwater-2 <generation> <bound in us since 2000-01-01 UTC> <crc>
+ *
+ * where crc is the CRC-32C of the text before it, in hex.  A write fills the
+ * slot of the next generation (generation % 2) in place and syncs it; the
+ * bound it replaces is published only after that, so if a crash tears the
+ * write, the other slot still holds a bound nothing was issued beyond.  This
+ * costs one fdatasync per renewal instead of the four fsyncs of writing a
+ * file aside and renaming it, which is reserved for creating the file.  The
+ * newest valid slot wins.  A file in the one-line format of the first
+ * release ("snowid-highwater-1 <bound>") is read too, and replaced at the
+ * first write; it is also the format to write by hand.
+ */
+
+/* Format the slot of generation gen into slot (SNOWID_HIGHWATER_SLOT bytes). */
+static void
+snowid_highwater_format_slot(char *slot, uint64 gen, TimestampTz until)
+{
+	char		text[128];
+	int			len;
+	pg_crc32c	crc;
+
+	len = snprintf(text, sizeof(text), "%s " UINT64_FORMAT " " INT64_FORMAT,
+				   SNOWID_HIGHWATER_MAGIC, gen, (int64) until);
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, text, len);
+	FIN_CRC32C(crc);
+	memset(slot, 0, SNOWID_HIGHWATER_SLOT);
+	snprintf(slot, SNOWID_HIGHWATER_SLOT, "%s %08x\n", text, (unsigned int) crc);
+}
+
+/* Parse one slot; false if it is empty, torn or damaged. */
+static bool
+snowid_highwater_parse_slot(const char *slot, uint64 *gen, TimestampTz *until)
+{
+	char		line[SNOWID_HIGHWATER_SLOT + 1];
+	char		expect[SNOWID_HIGHWATER_SLOT];
+	unsigned long long g;
+	long long	u;
+	unsigned int crc;
+
+	memcpy(line, slot, SNOWID_HIGHWATER_SLOT);
+	line[SNOWID_HIGHWATER_SLOT] = '\0';
+	if (sscanf(line, SNOWID_HIGHWATER_MAGIC " %llu %lld %x", &g, &u, &crc) != 3 ||
+		!IS_VALID_TIMESTAMP((TimestampTz) u))
+		return false;
+	snowid_highwater_format_slot(expect, (uint64) g, (TimestampTz) u);
+	if (memcmp(expect, slot, SNOWID_HIGHWATER_SLOT) != 0)
+		return false;			/* CRC, spelling or padding do not match */
+	*gen = (uint64) g;
+	*until = (TimestampTz) u;
+	return true;
+}
+
+/*
+ * Parse the file's contents: true and the newest bound and its generation
+ * (0 for the one-line format), or false if nothing valid is in it.
+ */
+static bool
+snowid_highwater_parse(const char *buf, int len, uint64 *gen, TimestampTz *until)
+{
+	bool		found = false;
+
+	if (len < (int) SNOWID_HIGHWATER_SIZE &&
+		strncmp(buf, SNOWID_HIGHWATER_MAGIC_V1 " ", strlen(SNOWID_HIGHWATER_MAGIC_V1) + 1) == 0)
+	{
+		char		line[SNOWID_HIGHWATER_SIZE];
+		long long	value;
+		char		rest;
+
+		memcpy(line, buf, len);
+		line[len] = '\0';
+		if (sscanf(line, SNOWID_HIGHWATER_MAGIC_V1 " %lld %c", &value, &rest) != 1 ||
+			!IS_VALID_TIMESTAMP((TimestampTz) value))
+			return false;
+		*gen = 0;
+		*until = (TimestampTz) value;
+		return true;
+	}
+	if (len != SNOWID_HIGHWATER_SIZE)
+		return false;
+	for (int i = 0; i < 2; i++)
+	{
+		uint64		g;
+		TimestampTz u;
+
+		if (snowid_highwater_parse_slot(buf + i * SNOWID_HIGHWATER_SLOT, &g, &u) &&
+			(!found || g > *gen))
+		{
+			*gen = g;
+			*until = u;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/*
+ * Read up to SNOWID_HIGHWATER_SIZE + 1 bytes of the open file fd into buf;
+ * the length read, or -1 with errno set.
+ */
+static int
+snowid_highwater_read_fd(int fd, char *buf)
+{
+	int			total = 0;
+
+	for (;;)
+	{
+		ssize_t		got = pg_pread(fd, buf + total,
+								   SNOWID_HIGHWATER_SIZE + 1 - total, total);
+
+		if (got < 0)
+			return -1;
+		if (got == 0 || (total += got) > (int) SNOWID_HIGHWATER_SIZE)
+			return total;
+	}
+}
+
+/*
  * Read the persisted bound; DT_NOBEGIN if there is no file yet.  A file
  * that exists but cannot be read is fatal: starting from zero could reissue
  * IDs.
@@ -87,13 +214,14 @@ static void snowid_highwater_shutdown(int code, Datum arg);
 static TimestampTz
 snowid_highwater_read(void)
 {
-	FILE	   *file;
-	char		magic[32];
-	long long	value;
-	int			fields;
+	char		buf[SNOWID_HIGHWATER_SIZE + 1];
+	int			fd;
+	int			len;
+	uint64		gen;
+	TimestampTz until;
 
-	file = AllocateFile(SNOWID_HIGHWATER_FILE, "r");
-	if (file == NULL)
+	fd = OpenTransientFile(SNOWID_HIGHWATER_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
 	{
 		if (errno == ENOENT)
 			return DT_NOBEGIN;
@@ -101,32 +229,31 @@ snowid_highwater_read(void)
 				(errcode_for_file_access(),
 				 errmsg("could not open file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
 	}
-	fields = fscanf(file, "%31s %lld", magic, &value);
-	FreeFile(file);
-	if (fields != 2 || strcmp(magic, SNOWID_HIGHWATER_MAGIC) != 0 ||
-		!IS_VALID_TIMESTAMP((TimestampTz) value))
+	len = snowid_highwater_read_fd(fd, buf);
+	if (len < 0)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not read file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
+	CloseTransientFile(fd);
+	if (!snowid_highwater_parse(buf, len, &gen, &until))
 		ereport(FATAL,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("snowid high-water file \"%s\" is corrupt", SNOWID_HIGHWATER_FILE),
 				 errdetail("snowid cannot know which IDs this server issued before, so it does not start."),
-				 errhint("If you know no ID was issued after a time T, write \"%s <microseconds of T since 2000-01-01 UTC>\" into the file.",
-						 SNOWID_HIGHWATER_MAGIC)));
-	return (TimestampTz) value;
+				 errhint("If you know no ID was issued after a time T, replace the file with the line \"%s <microseconds of T since 2000-01-01 UTC>\".",
+						 SNOWID_HIGHWATER_MAGIC_V1)));
+	return until;
 }
 
-/*
- * Make the bound durable in the file (written aside, then renamed).  Returns
- * false if it could not, having reported the failure at elevel.
- */
+/* Create the file with one slot, written aside and renamed into place. */
 static bool
-snowid_highwater_write(TimestampTz until, int elevel)
+snowid_highwater_create(uint64 gen, TimestampTz until, int elevel)
 {
-	char		buf[64];
-	int			len;
+	char		buf[SNOWID_HIGHWATER_SIZE];
 	int			fd;
 
-	len = snprintf(buf, sizeof(buf), "%s " INT64_FORMAT "\n",
-				   SNOWID_HIGHWATER_MAGIC, (int64) until);
+	memset(buf, 0, sizeof(buf));
+	snowid_highwater_format_slot(buf + (gen % 2) * SNOWID_HIGHWATER_SLOT, gen, until);
 	fd = OpenTransientFile(SNOWID_HIGHWATER_TMP, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
 	{
@@ -136,7 +263,7 @@ snowid_highwater_write(TimestampTz until, int elevel)
 		return false;
 	}
 	errno = 0;
-	if (write(fd, buf, len) != len)
+	if (write(fd, buf, sizeof(buf)) != sizeof(buf))
 	{
 		if (errno == 0)
 			errno = ENOSPC;
@@ -162,6 +289,70 @@ snowid_highwater_write(TimestampTz until, int elevel)
 		return false;
 	}
 	return durable_rename(SNOWID_HIGHWATER_TMP, SNOWID_HIGHWATER_FILE, elevel) == 0;
+}
+
+/*
+ * Make the bound durable in the file: in place, in the slot of the next
+ * generation.  Returns false if it could not, having reported the failure at
+ * elevel.
+ */
+static bool
+snowid_highwater_write(TimestampTz until, int elevel)
+{
+	char		buf[SNOWID_HIGHWATER_SIZE + 1];
+	int			fd;
+	int			len;
+	uint64		gen = 0;
+	TimestampTz old;
+	off_t		offset;
+
+	fd = OpenTransientFile(SNOWID_HIGHWATER_FILE, O_RDWR | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			return snowid_highwater_create(1, until, elevel);
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
+		return false;
+	}
+	len = snowid_highwater_read_fd(fd, buf);
+	if (len != SNOWID_HIGHWATER_SIZE || !snowid_highwater_parse(buf, len, &gen, &old))
+	{
+		/* the one-line format, or a file damaged since start: replace it */
+		CloseTransientFile(fd);
+		return snowid_highwater_create(gen + 1, until, elevel);
+	}
+	gen++;
+	snowid_highwater_format_slot(buf, gen, until);
+	offset = (off_t) (gen % 2) * SNOWID_HIGHWATER_SLOT;
+	errno = 0;
+	if (pg_pwrite(fd, buf, SNOWID_HIGHWATER_SLOT, offset) != SNOWID_HIGHWATER_SLOT)
+	{
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
+		CloseTransientFile(fd);
+		return false;
+	}
+	if (pg_fdatasync(fd) != 0)
+	{
+		ereport(elevel == ERROR ? data_sync_elevel(ERROR) : elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not fdatasync file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
+		CloseTransientFile(fd);
+		return false;
+	}
+	if (CloseTransientFile(fd) != 0)
+	{
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
+		return false;
+	}
+	return true;
 }
 
 /* ---- conversions ---- */

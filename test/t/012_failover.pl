@@ -70,17 +70,6 @@ sub select_ids
 	return @ids;
 }
 
-# The persisted high-water mark in a data directory (microseconds since
-# 2000-01-01 UTC), or undef.
-sub highwater_file
-{
-	my ($node) = @_;
-	my $file = $node->data_dir . '/snowid.highwater';
-	return undef unless -e $file;
-	my $text = slurp_file($file);
-	return $text =~ /^snowid-highwater-1 (-?\d+)\s*$/ ? $1 : "unparsable: $text";
-}
-
 # snowid_stats().reserved_until of a node, in the file's unit.
 sub reserved_until_us
 {
@@ -120,7 +109,7 @@ my $offset =
   $standby->safe_psql('postgres', 'SELECT extract(epoch FROM clock_timestamp())') - $t0;
 note sprintf('standby clock offset: %.3f s', $offset);
 ok($offset > -6.5 && $offset < -4, 'the standby\'s clock runs about 5 s behind');
-my $hw_from_backup = highwater_file($standby);
+my $hw_from_backup = highwater_file($standby->data_dir);
 note 'standby high-water file from the base backup: ' . ($hw_from_backup // 'none');
 
 # ---- a hot standby refuses to generate ----
@@ -160,7 +149,7 @@ $primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 
 # ---- what the standby learned by replay ----
 
-my $hw = highwater_file($standby);
+my $hw = highwater_file($standby->data_dir);
 ok(defined $hw, 'the standby has $PGDATA/snowid.highwater after replay');
 is($hw, $primary_reserved,
 	'it holds the primary\'s latest reservation');

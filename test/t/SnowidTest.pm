@@ -5,7 +5,8 @@ use strict;
 use warnings;
 use Exporter 'import';
 
-our @EXPORT = qw(max_of min_of strictly_increasing set_policy write_clock_offset);
+our @EXPORT = qw(max_of min_of strictly_increasing set_policy write_clock_offset
+  highwater_slots highwater_file);
 
 # Largest and smallest of a list of IDs (64-bit integers; Perl compares
 # them exactly as integers on 64-bit builds).
@@ -61,6 +62,38 @@ sub write_clock_offset
 	close $fh or die "could not close $tmp: $!";
 	rename $tmp, $file or die "could not rename $tmp: $!";
 	return;
+}
+
+# The slots of $PGDATA/snowid.highwater: a list of [generation, bound in
+# microseconds since 2000-01-01 UTC] for each slot that parses (the CRC is
+# the server's business), or (undef) if there is no file.  A file in the
+# one-line format of the first release gives one slot of generation 0.
+sub highwater_slots
+{
+	my ($datadir) = @_;
+	my $file = "$datadir/snowid.highwater";
+	return (undef) unless -e $file;
+	open my $fh, '<:raw', $file or die "could not read $file: $!";
+	local $/;
+	my $data = <$fh>;
+	close $fh;
+	return ([ 0, $1 ]) if $data =~ /^snowid-highwater-1 (-?\d+)\s*$/;
+	my @slots;
+	for my $i (0, 1)
+	{
+		my $slot = substr($data, $i * 512, 512);
+		push @slots, [ $1, $2 ]
+		  if defined $slot && $slot =~ /^snowid-highwater-2 (\d+) (-?\d+) [0-9a-f]{8}\n/;
+	}
+	return @slots;
+}
+
+# The bound of the newest slot, or undef if there is no file.
+sub highwater_file
+{
+	my ($datadir) = @_;
+	my ($newest) = sort { $b->[0] <=> $a->[0] } grep { defined } highwater_slots($datadir);
+	return defined $newest ? $newest->[1] : undef;
 }
 
 1;

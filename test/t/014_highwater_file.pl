@@ -1,0 +1,122 @@
+
+# Copyright (c) snowid contributors
+#
+# The file $PGDATA/snowid.highwater: two sector-sized slots, each renewal
+# rewriting the older one in place.  The server must read the newest valid
+# slot, fall back to the other when the newest is damaged (what a write torn
+# by a crash leaves behind), refuse to start when neither is valid, and
+# still read the one-line format of the first release (also the format to
+# write by hand), replacing it at its first renewal.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
+use Time::HiRes qw(time usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('highwater');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'snowid'
+snowid.node_id = 3
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $file = $node->data_dir . '/snowid.highwater';
+
+# microseconds since 2000-01-01 UTC, as the file counts them
+sub now_us { return int((time - 946684800) * 1_000_000); }
+
+sub reserved_until_us
+{
+	return $node->safe_psql('postgres',
+		q{SELECT ((extract(epoch FROM reserved_until) - 946684800) * 1000000)::bigint FROM snowid_stats()});
+}
+
+# Overwrite part of the file in place.
+sub poke
+{
+	my ($offset, $bytes) = @_;
+	open my $fh, '+<:raw', $file or die "could not open $file: $!";
+	seek $fh, $offset, 0 or die;
+	print $fh $bytes;
+	close $fh or die;
+	return;
+}
+
+# ---- renewals rewrite the slots in place ----
+
+# Generate for about a second: a renewal every 125 ms or so.
+for (1 .. 8)
+{
+	$node->safe_psql('postgres', 'SELECT count(snowid_next()) FROM generate_series(1, 1000)');
+	usleep(150_000);
+}
+is(-s $file, 1024, 'the file is two 512-byte slots');
+my @slots = highwater_slots($node->data_dir);
+is(scalar(@slots), 2, 'both slots hold a bound after several renewals');
+my ($older, $newer) = sort { $a->[0] <=> $b->[0] } @slots;
+is($newer->[0], $older->[0] + 1, 'their generations are consecutive');
+cmp_ok($newer->[1], '>', $older->[1], 'the newer slot holds the higher bound');
+is(highwater_file($node->data_dir), reserved_until_us(),
+	'the newest slot is the reservation in force');
+cmp_ok($node->safe_psql('postgres', 'SELECT reservations FROM snowid_stats()'),
+	'>=', 4, 'the reservation was renewed several times');
+
+# ---- a damaged newest slot: the server starts from the other ----
+
+$node->stop('immediate');
+@slots = highwater_slots($node->data_dir);
+($older, $newer) = sort { $a->[0] <=> $b->[0] } @slots;
+# Change one digit of the newest bound: the CRC no longer matches.
+my $newest_offset = ($newer->[0] % 2) * 512;
+my $digit_at = $newest_offset + length("snowid-highwater-2 $newer->[0] ") + 3;
+open my $rfh, '<:raw', $file or die;
+seek $rfh, $digit_at, 0;
+read $rfh, my $digit, 1;
+close $rfh;
+poke($digit_at, $digit eq '7' ? '8' : '7');
+$node->start;
+is(reserved_until_us(), $older->[1],
+	'with the newest slot damaged, the server starts from the other slot');
+cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', 0,
+	'and generates');
+is(highwater_file($node->data_dir), reserved_until_us(),
+	'its first renewal is again the newest valid slot');
+
+# ---- both slots damaged: no start ----
+
+$node->stop('immediate');
+poke(0, 'X');
+poke(512, 'X');
+my $log_offset = -s $node->logfile;
+my $started = $node->start(fail_ok => 1);
+ok(!$started, 'with both slots damaged the server does not start');
+my $log = slurp_file($node->logfile, $log_offset);
+like($log, qr/FATAL:  snowid high-water file "snowid.highwater" is corrupt/,
+	'the log says the high-water file is corrupt');
+like($log, qr/HINT:  If you know no ID was issued after a time T, replace the file with the line "snowid-highwater-1/,
+	'and how to repair it by hand');
+
+# ---- the one-line format, written by hand ----
+
+my $bound = now_us() + 500_000;
+open my $wfh, '>', $file or die;
+print $wfh "snowid-highwater-1 $bound\n";
+close $wfh or die;
+$node->start;
+is(reserved_until_us(), $bound, 'a one-line file is read as the bound');
+my $first = $node->safe_psql('postgres',
+	q{SELECT ((extract(epoch FROM snowid_timestamp(snowid_next())) - 946684800) * 1000000)::bigint});
+cmp_ok($first, '>=', $bound, 'the first ID lies at or above the hand-written bound');
+is(-s $file, 1024, 'the first renewal replaced it with the two-slot file');
+is(highwater_file($node->data_dir), reserved_until_us(), 'holding the reservation in force');
+
+$node->stop;
+done_testing();
