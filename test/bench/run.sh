@@ -101,8 +101,13 @@ pgb() {
 }
 for r in $(seq "$ROUNDS"); do
 	for clients in 1 4; do
+		declare -A round_tps=()
 		for c in "${cands[@]}"; do
-			add "call$clients:${c%%|*}" "$(pgb "$clients" "${c#*|}")"
+			round_tps[${c%%|*}]=$(pgb "$clients" "${c#*|}")
+			add "call$clients:${c%%|*}" "${round_tps[${c%%|*}]}"
+		done
+		for c in "${cands[@]}"; do
+			add "call_ratio$clients:${c%%|*}" "$(ratio "${round_tps[${c%%|*}]}" "${round_tps[floor]}")"
 		done
 	done
 done
@@ -152,6 +157,30 @@ ceil_waits=$(awk -F'|' -v a="$stats0" 'BEGIN { split(a, x, "|") } { printf "%d w
 # A long exhaustion: one batch that needs many ticks waits for the clock.
 ceil_batch=$((CEIL_N / 20 > 1000000 ? 1000000 : CEIL_N / 20))
 read -r batch_ms _ batch_span batch_cpu <<<"$(ceil_run "SELECT snowid_next_batch($ceil_batch) AS x")"
+# Where the time goes at the ceiling, when perf can sample the whole machine
+# (root, full run): the backend's on-CPU samples, by shared object and symbol.
+profile_md=""
+if [ $mode = full ] && [ "$(id -u)" -eq 0 ] && command -v perf >/dev/null; then
+	pdata=$(mktemp "${TMPDIR:-/tmp}/snowid-bench-perf.XXXXXX")
+	for form in stream from; do
+		if [ $form = stream ]; then
+			pq="SELECT count(x) FROM (SELECT snowid_next() AS x, generate_series(1, $CEIL_N)) s"
+		else
+			pq="SELECT count(x) FROM (SELECT snowid_next() AS x FROM generate_series(1, $CEIL_N)) s"
+		fi
+		if perf record -q -a -F 5000 -o "$pdata" -- runuser -u postgres -- env PGHOST="$PGHOST" PGPORT="$PGPORT" PGDATABASE="$PGDATABASE" psql -X -q -At -c "$pq" >/dev/null 2>&1; then
+			profile_md+="**\`$pq\`**, on-CPU samples of the backend by shared object:"$'\n\n'
+			profile_md+=$(perf report -i "$pdata" --comm postgres --percentage relative --no-children --sort dso --stdio 2>/dev/null |
+				awk '/^ *[0-9.]+%/ && $1+0 >= 1 { printf "%s%s %s", sep, $2, $1; sep = ", " } END { print "" }')
+			profile_md+=$'\n\n'"Top symbols:"$'\n\n```\n'
+			profile_md+=$(perf report -i "$pdata" --comm postgres --percentage relative --no-children --sort dso,symbol --stdio 2>/dev/null |
+				grep -E '^ *[0-9.]+%' | head -12 | sed -e 's/  */ /g' -e 's/ - - *$//')
+			profile_md+=$'\n```\n\n'
+		fi
+	done
+	rm -f "$pdata" "$pdata.old"
+fi
+
 q -c "ALTER SYSTEM RESET snowid.max_lead" -c "ALTER SYSTEM RESET snowid.max_wait" -c "SELECT pg_reload_conf()" >/dev/null
 
 echo "== 4. inserts: pgbench, 4 clients, after $INSERT_PREFILL rows per table"
@@ -236,11 +265,13 @@ nextval_ms=$(med bulk:nextval)
 	echo
 	echo "## 2. Per call: pgbench \`SELECT <fn>\` (TPS, × the \`SELECT 1\` floor)"
 	echo
+	echo "${CALL_SECS}s per run. TPS are medians; × floor is the median of the ratios taken within each round."
+	echo
 	echo "| candidate | 1 client TPS | × floor | 4 clients TPS | × floor |"
 	echo "|---|---:|---:|---:|---:|"
 	for c in "${cands[@]}"; do
 		n=${c%%|*}; t1=$(printf '%.0f' "$(med "call1:$n")"); t4=$(printf '%.0f' "$(med "call4:$n")")
-		echo "| $n | $t1 | $(ratio "$t1" "$(med call1:floor)") | $t4 | $(ratio "$t4" "$(med call4:floor)") |"
+		echo "| $n | $t1 | $(printf '%.2f' "$(med "call_ratio1:$n")") | $t4 | $(printf '%.2f' "$(med "call_ratio4:$n")") |"
 	done
 	echo
 	echo "## 3. At the ceiling (default layout, \`snowid.max_lead = 0\`)"
@@ -249,11 +280,16 @@ nextval_ms=$(med bulk:nextval)
 	echo
 	echo "| query | wall | sustained | CPU |"
 	echo "|---|---:|---:|---:|"
-	echo "| \`SELECT count(x) FROM (SELECT snowid_next() AS x, generate_series(1, N)) s\` | $(med ceil_wall:stream) | $(med ceil_span:stream) | $(med ceil_cpu:stream) |"
-	echo "| \`SELECT count(x) FROM (SELECT snowid_next() AS x FROM generate_series(1, N)) s\` | $(med ceil_wall:from) | $(med ceil_span:from) | $(med ceil_cpu:from) |"
+	echo "| \`SELECT count(x) FROM (SELECT snowid_next() AS x, generate_series(1, N)) s\` | $(printf '%.3f' "$(med ceil_wall:stream)") | $(printf '%.3f' "$(med ceil_span:stream)") | $(med ceil_cpu:stream) |"
+	echo "| \`SELECT count(x) FROM (SELECT snowid_next() AS x FROM generate_series(1, N)) s\` | $(printf '%.3f' "$(med ceil_wall:from)") | $(printf '%.3f' "$(med ceil_span:from)") | $(med ceil_cpu:from) |"
 	echo
 	echo "In the second form PostgreSQL materialises generate_series before the first ID is drawn, so its wall figure counts that time too. $ceil_waits: a caller that exhausts a tick sleeps until just before the next one. A batch of $ceil_batch IDs (snowid_next_batch, $batch_span ticks ahead of the clock) took $(printf '%.0f' "$batch_ms") ms and $(printf '%.0f' "$batch_cpu") ms of CPU: long waits sleep, they do not spin."
 	echo
+	if [ -n "$profile_md" ]; then
+		echo "Profile (\`perf record -a\` while each form runs once):"
+		echo
+		printf '%s' "$profile_md"
+	fi
 	echo "## 4. Inserts: pgbench, 4 clients, ${INSERT_SECS}s per run, tables prefilled with $INSERT_PREFILL rows"
 	echo
 	echo "Each run starts after a CHECKPOINT. Rows/s are medians; × bigserial is the median of the ratios taken within each round. Index size of the primary key is measured at $INSERT_PREFILL rows in every table."
@@ -262,7 +298,7 @@ nextval_ms=$(med bulk:nextval)
 	echo "|---|---:|---:|---:|---:|---:|---:|"
 	for t in "${itables[@]}"; do
 		n=${t%%|*}
-		echo "| $n | $(printf '%.0f' "$(med "insert1:$n")") | $(med "insert_ratio1:$n") | $(printf '%.0f' "$(med "insert$INSERT_ROWS:$n")") | $(med "insert_ratio$INSERT_ROWS:$n") | $(printf '%.1f' "${idx[$n]}") | ${rows_end[$n]} |"
+		echo "| $n | $(printf '%.0f' "$(med "insert1:$n")") | $(printf '%.2f' "$(med "insert_ratio1:$n")") | $(printf '%.0f' "$(med "insert$INSERT_ROWS:$n")") | $(printf '%.2f' "$(med "insert_ratio$INSERT_ROWS:$n")") | $(printf '%.1f' "${idx[$n]}") | ${rows_end[$n]} |"
 	done
 	echo
 	echo "## 5. WAL per million IDs generated (no insert)"
