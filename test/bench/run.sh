@@ -112,6 +112,16 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 
+# Measured before the inserts, whose tables autovacuum later works on: WAL
+# written by other processes would count too.
+echo "== 5. WAL per million IDs (no insert)"
+declare -A wal
+for c in "${cands[@]}"; do
+	n=${c%%|*}
+	[ "$n" = floor ] && continue
+	wal[$n]=$(q -c "SELECT pg_current_wal_lsn()" | { read -r l0; q -c "SELECT count(${c#*|}) FROM generate_series(1, $WAL_N)" >/dev/null; q -c "SELECT round((pg_current_wal_lsn() - '$l0'::pg_lsn) * 1000000.0 / $WAL_N)"; })
+done
+
 echo "== 3. at the ceiling: max_lead = 0, $CEIL_N IDs per run, $ROUNDS rounds"
 q -c "ALTER SYSTEM SET snowid.max_lead = 0" -c "ALTER SYSTEM SET snowid.max_wait = '10s'" -c "SELECT pg_reload_conf()" >/dev/null
 sleep 1
@@ -232,14 +242,6 @@ for t in "${itables[@]}"; do
 	rows_end[$n]=$(q -c "SELECT count(*) FROM bench_ins_$n")
 done
 
-echo "== 5. WAL per million IDs (no insert)"
-declare -A wal
-for c in "${cands[@]}"; do
-	n=${c%%|*}
-	[ "$n" = floor ] && continue
-	wal[$n]=$(q -c "SELECT pg_current_wal_lsn()" | { read -r l0; q -c "SELECT count(${c#*|}) FROM generate_series(1, $WAL_N)" >/dev/null; q -c "SELECT round((pg_current_wal_lsn() - '$l0'::pg_lsn) * 1000000.0 / $WAL_N)"; })
-done
-
 echo "== 6. shared memory"
 shmem=$(q -c "SELECT coalesce(string_agg(name || ': ' || allocated_size || ' bytes', ', ' ORDER BY name), 'none') FROM pg_shmem_allocations WHERE name LIKE 'snowid%'")
 shmem_slot=$(q -c "SELECT coalesce(max(allocated_size / current_setting('snowid.ticket_slots')::int || ' bytes per ticket slot (' || current_setting('snowid.ticket_slots') || ' slots, table header included)'), 'no ticket slots') FROM pg_shmem_allocations WHERE name = 'snowid_ticket'")
@@ -329,24 +331,7 @@ nextval_ms=$(med bulk:nextval)
 	done
 } >"$out/inserts.dat"
 rm -f "$out/chart.svg"
-if command -v gnuplot >/dev/null; then
-	gnuplot <<GP
-set terminal pngcairo size 1200,450 font "sans,11"
-set output "$out/chart.png"
-set multiplot layout 1,2
-set style fill solid 0.8
-set boxwidth 0.6
-set yrange [0:*]
-set xtics rotate by -25 scale 0
-set grid ytics
-unset key
-set title "Bulk: million IDs per second in one backend\n(median of $ROUNDS rounds; higher is better)"
-plot "$out/bulk.dat" using 0:2:xtic(1) with boxes lc rgb "#3b7dd8", "" using 0:2:(sprintf("%.2f", \$2)) with labels offset 0,0.8
-set title "Inserts: thousand rows per second, 4 clients, $INSERT_ROWS rows per transaction\n(after $INSERT_PREFILL rows; median of $ROUNDS rounds)"
-plot "$out/inserts.dat" using 0:2:xtic(1) with boxes lc rgb "#d8893b", "" using 0:2:(sprintf("%.1f", \$2)) with labels offset 0,0.8
-unset multiplot
-GP
-fi
+bash "$bench_dir/chart.sh" "$out" "$ROUNDS" "$INSERT_ROWS" "$INSERT_PREFILL"
 
 cat "$out/results.md"
 echo
