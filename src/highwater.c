@@ -245,6 +245,44 @@ snowid_highwater_read(void)
 	return until;
 }
 
+/*
+ * Write len bytes at offset into the open file fd (named path), sync its
+ * data and close it.  Returns false if any step failed, having reported it
+ * at elevel (a failed sync at data_sync_elevel, as PostgreSQL does).
+ */
+static bool
+snowid_highwater_put(int fd, const char *path, const char *buf, int len,
+					 off_t offset, int elevel)
+{
+	errno = 0;
+	if (pg_pwrite(fd, buf, len, offset) != len)
+	{
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", path)));
+		CloseTransientFile(fd);
+		return false;
+	}
+	if (pg_fdatasync(fd) != 0)
+	{
+		ereport(elevel == ERROR ? data_sync_elevel(ERROR) : elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not fdatasync file \"%s\": %m", path)));
+		CloseTransientFile(fd);
+		return false;
+	}
+	if (CloseTransientFile(fd) != 0)
+	{
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", path)));
+		return false;
+	}
+	return true;
+}
+
 /* Create the file with one slot, written aside and renamed into place. */
 static bool
 snowid_highwater_create(uint64 gen, TimestampTz until, int elevel)
@@ -262,32 +300,8 @@ snowid_highwater_create(uint64 gen, TimestampTz until, int elevel)
 				 errmsg("could not create file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
 		return false;
 	}
-	errno = 0;
-	if (write(fd, buf, sizeof(buf)) != sizeof(buf))
-	{
-		if (errno == 0)
-			errno = ENOSPC;
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
-		CloseTransientFile(fd);
+	if (!snowid_highwater_put(fd, SNOWID_HIGHWATER_TMP, buf, sizeof(buf), 0, elevel))
 		return false;
-	}
-	if (pg_fsync(fd) != 0)
-	{
-		ereport(elevel == ERROR ? data_sync_elevel(ERROR) : elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not fsync file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
-		CloseTransientFile(fd);
-		return false;
-	}
-	if (CloseTransientFile(fd) != 0)
-	{
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
-		return false;
-	}
 	return durable_rename(SNOWID_HIGHWATER_TMP, SNOWID_HIGHWATER_FILE, elevel) == 0;
 }
 
@@ -326,33 +340,8 @@ snowid_highwater_write(TimestampTz until, int elevel)
 	gen++;
 	snowid_highwater_format_slot(buf, gen, until);
 	offset = (off_t) (gen % 2) * SNOWID_HIGHWATER_SLOT;
-	errno = 0;
-	if (pg_pwrite(fd, buf, SNOWID_HIGHWATER_SLOT, offset) != SNOWID_HIGHWATER_SLOT)
-	{
-		if (errno == 0)
-			errno = ENOSPC;
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
-		CloseTransientFile(fd);
-		return false;
-	}
-	if (pg_fdatasync(fd) != 0)
-	{
-		ereport(elevel == ERROR ? data_sync_elevel(ERROR) : elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not fdatasync file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
-		CloseTransientFile(fd);
-		return false;
-	}
-	if (CloseTransientFile(fd) != 0)
-	{
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
-		return false;
-	}
-	return true;
+	return snowid_highwater_put(fd, SNOWID_HIGHWATER_FILE, buf,
+								SNOWID_HIGHWATER_SLOT, offset, elevel);
 }
 
 /* ---- conversions ---- */

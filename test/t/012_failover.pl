@@ -70,14 +70,6 @@ sub select_ids
 	return @ids;
 }
 
-# snowid_stats().reserved_until of a node, in the file's unit.
-sub reserved_until_us
-{
-	my ($node) = @_;
-	return $node->safe_psql('postgres',
-		q{SELECT ((extract(epoch FROM reserved_until) - 946684800) * 1000000)::bigint FROM snowid_stats()});
-}
-
 my @primary_ids = insert_ids($primary, 'primary, before the backup', 10000);
 
 $primary->backup('base');

@@ -33,12 +33,6 @@ my $file = $node->data_dir . '/snowid.highwater';
 # microseconds since 2000-01-01 UTC, as the file counts them
 sub now_us { return int((time - 946684800) * 1_000_000); }
 
-sub reserved_until_us
-{
-	return $node->safe_psql('postgres',
-		q{SELECT ((extract(epoch FROM reserved_until) - 946684800) * 1000000)::bigint FROM snowid_stats()});
-}
-
 # Overwrite part of the file in place.
 sub poke
 {
@@ -64,7 +58,7 @@ is(scalar(@slots), 2, 'both slots hold a bound after several renewals');
 my ($older, $newer) = sort { $a->[0] <=> $b->[0] } @slots;
 is($newer->[0], $older->[0] + 1, 'their generations are consecutive');
 cmp_ok($newer->[1], '>', $older->[1], 'the newer slot holds the higher bound');
-is(highwater_file($node->data_dir), reserved_until_us(),
+is(highwater_file($node->data_dir), reserved_until_us($node),
 	'the newest slot is the reservation in force');
 cmp_ok($node->safe_psql('postgres', 'SELECT reservations FROM snowid_stats()'),
 	'>=', 4, 'the reservation was renewed several times');
@@ -83,11 +77,11 @@ read $rfh, my $digit, 1;
 close $rfh;
 poke($digit_at, $digit eq '7' ? '8' : '7');
 $node->start;
-is(reserved_until_us(), $older->[1],
+is(reserved_until_us($node), $older->[1],
 	'with the newest slot damaged, the server starts from the other slot');
 cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', 0,
 	'and generates');
-is(highwater_file($node->data_dir), reserved_until_us(),
+is(highwater_file($node->data_dir), reserved_until_us($node),
 	'its first renewal is again the newest valid slot');
 
 # ---- both slots damaged: no start ----
@@ -111,12 +105,12 @@ open my $wfh, '>', $file or die;
 print $wfh "snowid-highwater-1 $bound\n";
 close $wfh or die;
 $node->start;
-is(reserved_until_us(), $bound, 'a one-line file is read as the bound');
+is(reserved_until_us($node), $bound, 'a one-line file is read as the bound');
 my $first = $node->safe_psql('postgres',
 	q{SELECT ((extract(epoch FROM snowid_timestamp(snowid_next())) - 946684800) * 1000000)::bigint});
 cmp_ok($first, '>=', $bound, 'the first ID lies at or above the hand-written bound');
 is(-s $file, 1024, 'the first renewal replaced it with the two-slot file');
-is(highwater_file($node->data_dir), reserved_until_us(), 'holding the reservation in force');
+is(highwater_file($node->data_dir), reserved_until_us($node), 'holding the reservation in force');
 
 $node->stop;
 done_testing();

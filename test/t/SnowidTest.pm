@@ -6,7 +6,7 @@ use warnings;
 use Exporter 'import';
 
 our @EXPORT = qw(max_of min_of strictly_increasing set_policy write_clock_offset
-  highwater_slots highwater_file);
+  highwater_slots highwater_file reserved_until_us);
 
 # Largest and smallest of a list of IDs (64-bit integers; Perl compares
 # them exactly as integers on 64-bit builds).
@@ -94,6 +94,14 @@ sub highwater_file
 	my ($datadir) = @_;
 	my ($newest) = sort { $b->[0] <=> $a->[0] } grep { defined } highwater_slots($datadir);
 	return defined $newest ? $newest->[1] : undef;
+}
+
+# snowid_stats().reserved_until of a node, in the file's unit.
+sub reserved_until_us
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		q{SELECT ((extract(epoch FROM reserved_until) - 946684800) * 1000000)::bigint FROM snowid_stats()});
 }
 
 1;
