@@ -92,12 +92,13 @@ done
 # More rounds than elsewhere: short pgbench runs on a small machine vary by
 # +-10% from one run to the next.
 echo "== 2. per call: pgbench SELECT <fn>, 1 and 4 clients, ${CALL_SECS}s each, $CALL_ROUNDS rounds"
+# TPS of one pgbench run: clients, seconds, the statement of each transaction.
 pgb() {
-	local clients=$1 expr=$2 f
+	local clients=$1 secs=$2 statement=$3 f
 	f=$(mktemp "${TMPDIR:-/tmp}/snowid-bench.XXXXXX.sql")
-	echo "SELECT $expr;" >"$f"
+	echo "$statement" >"$f"
 	chmod 644 "$f"
-	as_runner pgbench -n -M prepared -c "$clients" -j "$clients" -T "$CALL_SECS" -f "$f" 2>/dev/null |
+	as_runner pgbench -n -M prepared -c "$clients" -j "$clients" -T "$secs" -f "$f" 2>/dev/null |
 		sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 	rm -f "$f"
 }
@@ -105,7 +106,7 @@ for r in $(seq "$CALL_ROUNDS"); do
 	for clients in 1 4; do
 		declare -A round_tps=()
 		for c in "${cands[@]}"; do
-			round_tps[${c%%|*}]=$(pgb "$clients" "${c#*|}")
+			round_tps[${c%%|*}]=$(pgb "$clients" "$CALL_SECS" "SELECT ${c#*|};")
 			add "call$clients:${c%%|*}" "${round_tps[${c%%|*}]}"
 		done
 		for c in "${cands[@]}"; do
@@ -134,17 +135,17 @@ ceil_max=$(q -c "SELECT ids_per_second FROM snowid_layout()")
 ceil_run() {
 	q -c "DO \$\$
 DECLARE
-	t0 timestamptz; s0 text; r record;
+	t0 timestamptz; s0 text; s1 text; r record;
 BEGIN
 	s0 := pg_read_file('/proc/self/stat');
 	t0 := clock_timestamp();
 	SELECT count(*) AS n, min(x) AS lo, max(x) AS hi INTO r FROM ($1) AS s;
+	s1 := pg_read_file('/proc/self/stat');
 	RAISE WARNING 'res=% % % %',
 		extract(epoch FROM clock_timestamp() - t0) * 1000, r.n,
 		(extract(epoch FROM snowid_timestamp(r.hi) - snowid_timestamp(r.lo)) * 1000000 /
 		 (SELECT extract(epoch FROM tick) * 1000000 FROM snowid_layout()))::bigint + 1,
-		(split_part(pg_read_file('/proc/self/stat'), ' ', 14)::bigint +
-		 split_part(pg_read_file('/proc/self/stat'), ' ', 15)::bigint -
+		(split_part(s1, ' ', 14)::bigint + split_part(s1, ' ', 15)::bigint -
 		 split_part(s0, ' ', 14)::bigint - split_part(s0, ' ', 15)::bigint) * 1000 / $(getconf CLK_TCK);
 END\$\$" 2>&1 | sed -n 's/.*res=//p'
 }
@@ -199,16 +200,13 @@ echo "== 4. inserts: pgbench, 4 clients, after $INSERT_PREFILL rows per table"
 itables=("snowid_next|bigint PRIMARY KEY DEFAULT snowid_next()" "bigserial|bigserial PRIMARY KEY"
 	"gen_random_uuid|uuid PRIMARY KEY DEFAULT gen_random_uuid()")
 [ "$have_tickets" -gt 0 ] && itables+=("snowid_ticket_next|bigint PRIMARY KEY DEFAULT snowid_ticket_next('bench_ticket')")
+declare -A idx
 for t in "${itables[@]}"; do
 	n=${t%%|*}
 	q -c "DROP TABLE IF EXISTS bench_ins_$n; CREATE TABLE bench_ins_$n (id ${t#*|}, payload text);
 	      INSERT INTO bench_ins_$n (payload) SELECT 'row ' || g FROM generate_series(1, $INSERT_PREFILL) AS g;
 	      CHECKPOINT;"
-done
-# Index size at equal row counts, before the runs make the tables differ.
-declare -A idx
-for t in "${itables[@]}"; do
-	n=${t%%|*}
+	# index size at equal row counts, before the runs make the tables differ
 	idx[$n]=$(q -c "SELECT pg_relation_size('bench_ins_${n}_pkey'::regclass) / 1024 / 1024.0")
 done
 # Two shapes of transaction: one row (bound by the commit's WAL flush) and
@@ -217,24 +215,21 @@ done
 # full-page writes; ratios to bigserial are taken within each round.
 for r in $(seq "$ROUNDS"); do
 	for rows in 1 "$INSERT_ROWS"; do
+		declare -A round_tps=()
 		for t in "${itables[@]}"; do
 			n=${t%%|*}
-			f=$(mktemp "${TMPDIR:-/tmp}/snowid-bench.XXXXXX.sql")
-			if [ "$rows" = 1 ]; then
-				echo "INSERT INTO bench_ins_$n (payload) VALUES ('bench');" >"$f"
-			else
-				echo "INSERT INTO bench_ins_$n (payload) SELECT 'bench' FROM generate_series(1, $rows);" >"$f"
-			fi
-			chmod 644 "$f"
 			q -c "CHECKPOINT"
-			tps=$(as_runner pgbench -n -M prepared -c 4 -j 4 -T "$INSERT_SECS" -f "$f" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-			rm -f "$f"
-			add "insert$rows:$n" "$(awk -v t="$tps" -v r="$rows" 'BEGIN { printf "%.1f", t * r }')"
-			eval "round_$n=\$tps"
+			if [ "$rows" = 1 ]; then
+				stmt="INSERT INTO bench_ins_$n (payload) VALUES ('bench');"
+			else
+				stmt="INSERT INTO bench_ins_$n (payload) SELECT 'bench' FROM generate_series(1, $rows);"
+			fi
+			round_tps[$n]=$(pgb 4 "$INSERT_SECS" "$stmt")
+			add "insert$rows:$n" "$(awk -v t="${round_tps[$n]}" -v r="$rows" 'BEGIN { printf "%.1f", t * r }')"
 		done
 		for t in "${itables[@]}"; do
 			n=${t%%|*}
-			eval "add \"insert_ratio$rows:$n\" \"\$(ratio \"\$round_$n\" \"\$round_bigserial\")\""
+			add "insert_ratio$rows:$n" "$(ratio "${round_tps[$n]}" "${round_tps[bigserial]}")"
 		done
 	done
 done
