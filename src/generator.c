@@ -123,6 +123,118 @@ snowid_check_regression(SnowidShared *shared, TimestampTz now)
 }
 
 /*
+ * The wall tick of a clock reading.  Successive readings mostly fall in the
+ * same tick, so this backend remembers the last one and skips the division.
+ */
+static int64 cached_tick = -1;
+static TimestampTz cached_start = 0;
+
+static inline int64
+snowid_wall_tick(const SnowidLayout *layout, TimestampTz now)
+{
+	int64		tick;
+
+	if (likely(cached_tick >= 0 && now >= cached_start &&
+			   now - cached_start < layout->tick_us))
+		return cached_tick;
+	tick = snowid_tick_of(layout, now);
+	if (tick >= 0 && tick <= snowid_max_tick(layout) &&
+		snowid_tick_start(layout, tick, &cached_start))
+		cached_tick = tick;
+	else
+		cached_tick = -1;
+	return tick;
+}
+
+/*
+ * Bookkeeping after positions first .. last were claimed: renew the
+ * reservation early when less than half of it is left, and count.  lower
+ * is the latest tick the claim did not borrow: the wall tick, or the tick
+ * of the position before first if the claim continued the stream.
+ */
+static inline void
+snowid_after_claim(SnowidShared *shared, const SnowidLayout *layout,
+				   uint64 reserved, int64 last_tick, int64 lower,
+				   TimestampTz now, uint32 n)
+{
+	if (unlikely((int64) (reserved >> layout->sequence_bits) - last_tick <=
+				 snowid_highwater_window_ticks(layout) / 2))
+		snowid_highwater_renew(shared, layout, last_tick,
+							   snowid_tick_of(layout, now), false);
+
+	pg_atomic_fetch_add_u64(&shared->ids_issued, n);
+	if (unlikely(last_tick > lower))
+		pg_atomic_fetch_add_u64(&shared->ticks_borrowed, last_tick - lower);
+}
+
+/*
+ * The fast path of a stream far ahead of the clock, as when one statement
+ * asks for IDs faster than the layout's ticks hold them.  If the next
+ * position's tick starts at least the coarse margin after a coarse reading,
+ * it starts after the exact time too, so the stream continues from it
+ * whatever the exact time is.  The coarse reading is never later than the
+ * exact time, so the lead it shows is never smaller than the real one: the
+ * max_lead check stays sound.  Anything else (not that far ahead, a lead
+ * beyond max_lead, the reservation or the layout running out) is left to
+ * the exact path, which reads the fine clock.  Returns whether it claimed.
+ */
+static inline bool
+snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
+					 uint32 n, uint64 *result)
+{
+	static int64 margin_us = -1;
+	static int64 margin_ticks;
+	const int	shift = layout->sequence_bits;
+	uint64		old = pg_atomic_read_u64(&shared->next_position);
+	TimestampTz coarse;
+	TimestampTz old_start;
+	TimestampTz last_start;
+	uint64		last;
+	uint64		reserved;
+
+	if (unlikely(margin_us < 0))
+	{
+		margin_us = snowid_clock_coarse_margin_us();
+		margin_ticks = margin_us / layout->tick_us;
+	}
+
+	/*
+	 * Cheap exits first: no coarse clock, a max_lead that leaves no room,
+	 * or a stream within the margin of this backend's last exact reading
+	 * (which is no later than now, so the stream is not far ahead of now).
+	 */
+	if (margin_us == 0 || (int64) snowid_max_lead_ms * 1000 < margin_us ||
+		(cached_tick >= 0 && (int64) (old >> shift) - cached_tick < margin_ticks))
+		return false;
+	coarse = snowid_clock_now_coarse();
+	for (;;)
+	{
+		if (!snowid_tick_start(layout, (int64) (old >> shift), &old_start) ||
+			old_start - coarse < margin_us)
+			return false;
+		last = old + n - 1;
+		if (last < old || last >= snowid_position_end(layout) ||
+			!snowid_tick_start(layout, (int64) (last >> shift), &last_start) ||
+			last_start - coarse > (int64) snowid_max_lead_ms * 1000)
+			return false;
+		reserved = pg_atomic_read_u64(&shared->reserved_position);
+		if (last >= reserved)
+			return false;
+		if (pg_atomic_compare_exchange_u64(&shared->next_position,
+										   &old, last + 1))
+			break;
+		/* old now holds the current value: check again */
+	}
+
+	/* the clock is behind this stream by definition: did it step back? */
+	snowid_check_regression(shared, coarse);
+	snowid_after_claim(shared, layout, reserved, (int64) (last >> shift),
+					   old > 0 ? (int64) ((old - 1) >> shift) : 0, coarse, n);
+	*result = old;
+	return true;
+}
+
+/*
  * Claim n consecutive positions and return the first.  Only the
  * compare-and-swap publishes anything; every check happens before it.
  */
@@ -133,25 +245,30 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 	const uint64 end = snowid_position_end(layout);
 	const int64 max_lead_us = (int64) snowid_max_lead_ms * 1000;
 	const int64 max_wait_us = (int64) snowid_max_wait_ms * 1000;
-	uint64		old = pg_atomic_read_u64(&shared->next_position);
+	uint64		old;
 	int64		wait_start = 0;
 	uint64		anchor = 0;
 	bool		anchored = false;
 	uint64		first;
 	uint64		last;
 	uint64		reserved;
+	TimestampTz now;
 	int64		wall_tick;
 	int64		last_tick;
 	int64		lower;
 
+	if (snowid_reserve_ahead(shared, layout, n, &first))
+		return first;
+
+	old = pg_atomic_read_u64(&shared->next_position);
 	for (;;)
 	{
-		TimestampTz now = snowid_clock_now();
 		TimestampTz last_start;
 		int64		lead_us;
 		uint64		wall_position;
 
-		wall_tick = snowid_tick_of(layout, now);
+		now = snowid_clock_now();
+		wall_tick = snowid_wall_tick(layout, now);
 		if (unlikely(wall_tick > snowid_max_tick(layout)))
 			wall_position = end;
 		else
@@ -221,13 +338,6 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 		old = pg_atomic_read_u64(&shared->next_position);
 	}
 
-	/* Less than half of the reserved window left: renew it early. */
-	if (unlikely((int64) (reserved >> shift) - last_tick <=
-				 snowid_highwater_window_ticks(layout) / 2))
-		snowid_highwater_renew(shared, layout, last_tick, wall_tick, false);
-
-	pg_atomic_fetch_add_u64(&shared->ids_issued, n);
-
 	/*
 	 * Count the ticks this call entered ahead of the wall clock: those after
 	 * both the wall tick and the tick of the position before "first" (when
@@ -236,8 +346,7 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 	lower = wall_tick;
 	if (first == old && first > 0)
 		lower = Max(lower, (int64) ((first - 1) >> shift));
-	if (unlikely(last_tick > lower))
-		pg_atomic_fetch_add_u64(&shared->ticks_borrowed, last_tick - lower);
+	snowid_after_claim(shared, layout, reserved, last_tick, lower, now, n);
 
 	if (unlikely(wait_start != 0))
 	{

@@ -29,7 +29,9 @@ typedef struct SnowidShared
 	pg_atomic_uint64 next_position;
 	/* positions below this are covered by the persisted high-water mark */
 	pg_atomic_uint64 reserved_position;
-	char		pad[PG_CACHE_LINE_SIZE - 2 * sizeof(pg_atomic_uint64)];
+	/* IDs issued since start: counted on the line the CAS already owns */
+	pg_atomic_uint64 ids_issued;
+	char		pad[PG_CACHE_LINE_SIZE - 3 * sizeof(pg_atomic_uint64)];
 
 	/* latest clock reading that started a fresh tick (for regressions) */
 	pg_atomic_uint64 clock_seen;
@@ -40,7 +42,6 @@ typedef struct SnowidShared
 	LWLock	   *renew_lock;		/* serialises renewals of the reservation */
 
 	/* statistics */
-	pg_atomic_uint64 ids_issued;
 	pg_atomic_uint64 ticks_borrowed;
 	pg_atomic_uint64 waits;
 	pg_atomic_uint64 wait_us;
@@ -73,6 +74,8 @@ extern int64 snowid_highwater_window_ticks(const SnowidLayout *layout);
 
 /* clock.c: wall clock and waiting */
 extern TimestampTz snowid_clock_now(void);
+extern TimestampTz snowid_clock_now_coarse(void);
+extern int64 snowid_clock_coarse_margin_us(void);
 extern int64 snowid_clock_monotonic_us(void);
 extern void snowid_clock_sleep(int64 us);
 
