@@ -80,7 +80,7 @@ fi
 
 echo "== benchmark smoke (proves the suite runs; times nothing)"
 if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55449 bash "$SNOWID_SRC/test/bench/run.sh" --smoke >bench.log 2>&1 &&
-	grep -q '^| snowid_next |' bench.log && ! grep -qE '\b(nan|inf)\b' bench.log; then
+	grep -q '^| snowid_next |' bench.log && grep -q '^## 7. Instructions per ID' bench.log && ! grep -qE '\b(nan|inf)\b' bench.log; then
 	echo "  bench smoke ... ok"
 	passed=$((passed + 1))
 else

@@ -3,9 +3,9 @@
 # bulk.dat (candidate, million IDs/s) and inserts.dat (primary key,
 # thousand rows/s).  Called by run.sh; run it alone to redraw a chart.
 #
-#   bash test/bench/chart.sh <results dir> <rounds> <rows per insert> <prefill rows>
+#   bash test/bench/chart.sh <results dir> <bulk rounds> <insert rounds> <rows per insert> <prefill rows>
 set -eu
-out=$1 rounds=$2 rows=$3 prefill=$4
+out=$1 bulk_rounds=$2 insert_rounds=$3 rows=$4 prefill=$5
 command -v gnuplot >/dev/null || { echo "gnuplot not found: no chart" >&2; exit 0; }
 gnuplot <<GP
 set terminal pngcairo noenhanced size 1200,450 font "sans,11"
@@ -18,9 +18,9 @@ set offsets 0, 0, graph 0.12, 0
 set xtics rotate by -25 scale 0
 set grid ytics
 unset key
-set title "Bulk: million IDs per second in one backend\n(median of $rounds rounds; higher is better)"
+set title "Bulk: million IDs per second in one backend\n(median of $bulk_rounds rounds; higher is better)"
 plot "$out/bulk.dat" using 0:2:xtic(1) with boxes lc rgb "#3b7dd8", "" using 0:2:(sprintf("%.2f", \$2)) with labels offset 0,0.8
-set title "Inserts: thousand rows per second, 4 clients,\n$rows rows per transaction, after $prefill rows (median of $rounds rounds)"
+set title "Inserts: thousand rows per second, 4 clients,\n$rows rows per transaction, after $prefill rows (median of $insert_rounds rounds)"
 plot "$out/inserts.dat" using 0:2:xtic(1) with boxes lc rgb "#d8893b", "" using 0:2:(sprintf("%.1f", \$2)) with labels offset 0,0.8
 unset multiplot
 GP

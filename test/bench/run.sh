@@ -21,18 +21,20 @@ out=${SNOWID_BENCH_OUT:-$bench_dir/results}
 mkdir -p "$out"
 
 if [ $mode = full ]; then
-	ROUNDS=5; BULK_N=2000000; CALL_ROUNDS=9; CALL_SECS=3; CEIL_N=20000000
-	INSERT_PREFILL=3000000; INSERT_SECS=8; INSERT_ROWS=100; WAL_N=1000000
+	CEIL_ROUNDS=5; BULK_ROUNDS=11; BULK_N=2000000; CALL_ROUNDS=15; CALL_SECS=2
+	CEIL_N=20000000; INSERT_ROUNDS=7; INSERT_PREFILL=3000000; INSERT_SECS=8
+	INSERT_ROWS=100; WAL_N=1000000; CG_N=100000
 else
-	ROUNDS=2; BULK_N=20000; CALL_ROUNDS=2; CALL_SECS=1; CEIL_N=200000
-	INSERT_PREFILL=20000; INSERT_SECS=1; INSERT_ROWS=10; WAL_N=20000
+	CEIL_ROUNDS=2; BULK_ROUNDS=2; BULK_N=20000; CALL_ROUNDS=2; CALL_SECS=1
+	CEIL_N=200000; INSERT_ROUNDS=2; INSERT_PREFILL=20000; INSERT_SECS=1
+	INSERT_ROWS=10; WAL_N=20000; CG_N=200
 fi
 
 # ---- the server ----
 own_server=no
 if [ -z "${PGHOST:-}" ]; then
 	own_server=yes
-	ensure_packages make gcc postgresql-15 postgresql-server-dev-15 gnuplot-nox
+	ensure_packages make gcc postgresql-15 postgresql-server-dev-15 gnuplot-nox valgrind
 	if [ -z "${SNOWID_SKIP_BUILD:-}" ]; then
 		build_and_install /tmp/snowid-bench-build.log || { cat /tmp/snowid-bench-build.log; exit 1; }
 	fi
@@ -82,10 +84,21 @@ time_ms() {
 		sed -n 's/.*ms=//p'
 }
 
-echo "== 1. bulk: SELECT count(<fn>) FROM generate_series(1, $BULK_N), $ROUNDS rounds"
-for r in $(seq "$ROUNDS"); do
+# The same statement varies by up to half its time from run to run on a
+# virtual machine (the floor itself took 199 to 322 ms in one series), so
+# costs above the floor and ratios are taken within each round, next to the
+# floor run, over more rounds than elsewhere.
+echo "== 1. bulk: SELECT count(<fn>) FROM generate_series(1, $BULK_N), $BULK_ROUNDS rounds"
+for r in $(seq "$BULK_ROUNDS"); do
+	declare -A round_ms=()
 	for c in "${cands[@]}"; do
-		add "bulk:${c%%|*}" "$(time_ms "count(${c#*|}) FROM generate_series(1, $BULK_N)")"
+		round_ms[${c%%|*}]=$(time_ms "count(${c#*|}) FROM generate_series(1, $BULK_N)")
+		add "bulk:${c%%|*}" "${round_ms[${c%%|*}]}"
+	done
+	for c in "${cands[@]}"; do
+		n=${c%%|*}
+		add "bulk_ns:$n" "$(awk -v m="${round_ms[$n]}" -v f="${round_ms[floor]}" -v N="$BULK_N" 'BEGIN { printf "%.2f", (m - f) * 1e6 / N }')"
+		add "bulk_xnv:$n" "$(ratio "${round_ms[nextval]}" "${round_ms[$n]}")"
 	done
 done
 
@@ -125,7 +138,7 @@ for c in "${cands[@]}"; do
 	wal[$n]=$(q -c "SELECT pg_current_wal_lsn()" | { read -r l0; q -c "SELECT count(${c#*|}) FROM generate_series(1, $WAL_N)" >/dev/null; q -c "SELECT round((pg_current_wal_lsn() - '$l0'::pg_lsn) * 1000000.0 / $WAL_N)"; })
 done
 
-echo "== 3. at the ceiling: max_lead = 0, $CEIL_N IDs per run, $ROUNDS rounds"
+echo "== 3. at the ceiling: max_lead = 0, $CEIL_N IDs per run, $CEIL_ROUNDS rounds"
 q -c "ALTER SYSTEM SET snowid.max_lead = 0" -c "ALTER SYSTEM SET snowid.max_wait = '10s'" -c "SELECT pg_reload_conf()" >/dev/null
 sleep 1
 ceil_per_tick=$(q -c "SELECT 1::bigint << sequence_bits FROM snowid_layout()")
@@ -150,7 +163,7 @@ BEGIN
 END\$\$" 2>&1 | sed -n 's/.*res=//p'
 }
 stats0=$(q -c "SELECT waits, wait_time_ms FROM snowid_stats()")
-for r in $(seq "$ROUNDS"); do
+for r in $(seq "$CEIL_ROUNDS"); do
 	# generate_series in the target list streams its rows; in FROM (the bulk
 	# form) it is first materialised, past work_mem into a temporary file.
 	for form in stream from; do
@@ -213,7 +226,7 @@ done
 # INSERT_ROWS rows (bound by the work per row: key, heap and index).  Each
 # run starts right after a checkpoint, so every candidate pays the same
 # full-page writes; ratios to bigserial are taken within each round.
-for r in $(seq "$ROUNDS"); do
+for r in $(seq "$INSERT_ROUNDS"); do
 	for rows in 1 "$INSERT_ROWS"; do
 		declare -A round_tps=()
 		for t in "${itables[@]}"; do
@@ -239,27 +252,61 @@ for t in "${itables[@]}"; do
 	rows_end[$n]=$(q -c "SELECT count(*) FROM bench_ins_$n")
 done
 
+# Instructions are what a noisy virtual machine cannot blur: callgrind counts
+# them the same in every run.  A single-user backend on a scratch data
+# directory runs each statement for N and for 2N rows; the difference over
+# N is the count per row, without start-up and shutdown.
+cg_md=""
+if [ "$CG_N" -gt 0 ] && command -v valgrind >/dev/null; then
+	echo "== 7. instructions per ID (callgrind), $CG_N and $((2 * CG_N)) rows"
+	cgdir=$(mktemp -d "${TMPDIR:-/tmp}/snowid-bench-cg.XXXXXX")
+	[ "$(id -u)" -eq 0 ] && chown postgres "$cgdir"
+	as_runner initdb -D "$cgdir/data" -A trust >/dev/null
+	printf "shared_preload_libraries = 'snowid'\nsnowid.node_id = 1\n" >>"$cgdir/data/postgresql.conf"
+	printf '%s\n' "CREATE EXTENSION snowid;" "CREATE SEQUENCE bench_seq;" "CREATE SEQUENCE bench_seq100 CACHE 100;" \
+		"SELECT snowid_ticket_create('bench_ticket', block => 10000);" |
+		as_runner postgres --single -D "$cgdir/data" postgres >/dev/null 2>&1
+	cg_rows() {
+		printf 'SELECT count(%s) FROM generate_series(1, %s);\n' "$1" "$2" |
+			as_runner valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+				postgres --single -D "$cgdir/data" postgres 2>&1 >/dev/null |
+			sed -n 's/.*Collected : //p'
+	}
+	declare -A cg
+	for c in "${cands[@]}"; do
+		n=${c%%|*}
+		[ "$n" = instagram_plpgsql ] && continue	# PL/pgSQL: minutes under valgrind
+		cg[$n]=$(( ($(cg_rows "${c#*|}" $((2 * CG_N))) - $(cg_rows "${c#*|}" "$CG_N")) / CG_N ))
+	done
+	rm -rf "$cgdir"
+	cg_md="| candidate | instructions per row | above the floor |"$'\n'"|---|---:|---:|"$'\n'
+	for c in "${cands[@]}"; do
+		n=${c%%|*}
+		[ -n "${cg[$n]:-}" ] && cg_md+="| $n | ${cg[$n]} | $((cg[$n] - cg[floor])) |"$'\n'
+	done
+fi
+
 echo "== 6. shared memory"
 shmem=$(q -c "SELECT coalesce(string_agg(name || ': ' || allocated_size || ' bytes', ', ' ORDER BY name), 'none') FROM pg_shmem_allocations WHERE name LIKE 'snowid%'")
 shmem_slot=$(q -c "SELECT coalesce(max(allocated_size / current_setting('snowid.ticket_slots')::int || ' bytes per ticket slot (' || current_setting('snowid.ticket_slots') || ' slots, table header included)'), 'no ticket slots') FROM pg_shmem_allocations WHERE name = 'snowid_ticket'")
 
 # ---- report ----
 host="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(q -c 'SELECT version()' | cut -d, -f1)"
-floor_ms=$(med bulk:floor)
-nextval_ms=$(med bulk:nextval)
 {
 	echo "# snowid benchmark ($mode run)"
 	echo
-	echo "Machine: $host. Command: \`bash test/bench/run.sh\`. $ROUNDS rounds, candidates interleaved, medians."
+	echo "Machine: $host. Command: \`bash test/bench/run.sh\`. Candidates interleaved in every round, medians."
 	echo
 	echo "## 1. Bulk: \`SELECT count(<fn>) FROM generate_series(1, $BULK_N)\`"
+	echo
+	echo "$BULK_ROUNDS rounds. ms and IDs/s are medians; ns per ID above the floor and × nextval are medians of the figures taken within each round."
 	echo
 	echo "| candidate | median ms | IDs/s | ns per ID above floor | × nextval IDs/s |"
 	echo "|---|---:|---:|---:|---:|"
 	for c in "${cands[@]}"; do
 		n=${c%%|*}; m=$(med "bulk:$n")
-		awk -v n="$n" -v m="$m" -v f="$floor_ms" -v nv="$nextval_ms" -v N="$BULK_N" \
-			'BEGIN { printf "| %s | %.1f | %.0f | %.1f | %.2f |\n", n, m, N / (m / 1000), (m - f) * 1e6 / N, nv / m }'
+		awk -v n="$n" -v m="$m" -v d="$(med "bulk_ns:$n")" -v x="$(med "bulk_xnv:$n")" -v N="$BULK_N" \
+			'BEGIN { printf "| %s | %.1f | %.0f | %.1f | %.2f |\n", n, m, N / (m / 1000), d, x }'
 	done
 	echo
 	echo "## 2. Per call: pgbench \`SELECT <fn>\` (TPS, × the \`SELECT 1\` floor)"
@@ -275,7 +322,7 @@ nextval_ms=$(med bulk:nextval)
 	echo
 	echo "## 3. At the ceiling (default layout, \`snowid.max_lead = 0\`)"
 	echo
-	echo "$CEIL_N IDs per run in one backend, $ROUNDS rounds. *Wall*: IDs/s over the whole statement as a fraction of the layout's $ceil_max IDs/s. *Sustained*: IDs over the capacity of the ticks from the first ID's to the last ID's. *CPU*: the backend's CPU time over the statement's time."
+	echo "$CEIL_N IDs per run in one backend, $CEIL_ROUNDS rounds. *Wall*: IDs/s over the whole statement as a fraction of the layout's $ceil_max IDs/s. *Sustained*: IDs over the capacity of the ticks from the first ID's to the last ID's. *CPU*: the backend's CPU time over the statement's time."
 	echo
 	echo "| query | wall | sustained | CPU |"
 	echo "|---|---:|---:|---:|"
@@ -291,7 +338,7 @@ nextval_ms=$(med bulk:nextval)
 	fi
 	echo "## 4. Inserts: pgbench, 4 clients, ${INSERT_SECS}s per run, tables prefilled with $INSERT_PREFILL rows"
 	echo
-	echo "Each run starts after a CHECKPOINT. Rows/s are medians; × bigserial is the median of the ratios taken within each round. Index size of the primary key is measured at $INSERT_PREFILL rows in every table."
+	echo "$INSERT_ROUNDS rounds. Each run starts after a CHECKPOINT. Rows/s are medians; × bigserial is the median of the ratios taken within each round. Index size of the primary key is measured at $INSERT_PREFILL rows in every table."
 	echo
 	echo "| primary key | 1 row per transaction, rows/s | × bigserial | $INSERT_ROWS rows per transaction, rows/s | × bigserial | index at $INSERT_PREFILL rows (MiB) | rows at the end |"
 	echo "|---|---:|---:|---:|---:|---:|---:|"
@@ -312,6 +359,14 @@ nextval_ms=$(med bulk:nextval)
 	echo "## 6. Shared memory"
 	echo
 	echo "$shmem; $shmem_slot."
+	if [ -n "$cg_md" ]; then
+		echo
+		echo "## 7. Instructions per ID (\`valgrind --tool=callgrind\`)"
+		echo
+		echo "The bulk statement in a single-user backend, for $CG_N and $((2 * CG_N)) rows; instructions per row from the difference, the same in every run. Under valgrind the backend runs far slower than the layout's ticks, so snowid_next() never runs ahead of the clock and always takes its exact path, and clock_gettime() is a system call whose kernel side is not counted."
+		echo
+		printf '%s' "$cg_md"
+	fi
 } >"$out/results.md"
 
 # chart: bulk IDs/s per candidate, and insert rows/s per primary key
@@ -328,7 +383,7 @@ nextval_ms=$(med bulk:nextval)
 	done
 } >"$out/inserts.dat"
 rm -f "$out/chart.svg"
-bash "$bench_dir/chart.sh" "$out" "$ROUNDS" "$INSERT_ROWS" "$INSERT_PREFILL"
+bash "$bench_dir/chart.sh" "$out" "$BULK_ROUNDS" "$INSERT_ROUNDS" "$INSERT_ROWS" "$INSERT_PREFILL"
 
 cat "$out/results.md"
 echo
