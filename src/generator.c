@@ -150,17 +150,17 @@ snowid_wall_tick(const SnowidLayout *layout, TimestampTz now)
  * Bookkeeping after positions first .. last were claimed: renew the
  * reservation early when less than half of it is left, and count.  lower
  * is the latest tick the claim did not borrow: the wall tick, or the tick
- * of the position before first if the claim continued the stream.
+ * of the position before first if the claim continued the stream.  The
+ * renewal starts from the later of last_tick and wall_tick.
  */
 static inline void
 snowid_after_claim(SnowidShared *shared, const SnowidLayout *layout,
 				   uint64 reserved, int64 last_tick, int64 lower,
-				   TimestampTz now, uint32 n)
+				   int64 wall_tick, uint32 n)
 {
 	if (unlikely((int64) (reserved >> layout->sequence_bits) - last_tick <=
 				 snowid_highwater_window_ticks(layout) / 2))
-		snowid_highwater_renew(shared, layout, last_tick,
-							   snowid_tick_of(layout, now), false);
+		snowid_highwater_renew(shared, layout, last_tick, wall_tick, false);
 
 	pg_atomic_fetch_add_u64(&shared->ids_issued, n);
 	if (unlikely(last_tick > lower))
@@ -169,14 +169,19 @@ snowid_after_claim(SnowidShared *shared, const SnowidLayout *layout,
 
 /*
  * The fast path of a stream far ahead of the clock, as when one statement
- * asks for IDs faster than the layout's ticks hold them.  If the next
+ * asks for IDs faster than the layout's ticks hold them.  The coarse clock
+ * is never later than the exact one, so the lead it shows is never smaller
+ * than the real one: checking max_lead against it is sound.  If the next
  * position's tick starts at least the coarse margin after a coarse reading,
- * it starts after the exact time too, so the stream continues from it
- * whatever the exact time is.  The coarse reading is never later than the
- * exact time, so the lead it shows is never smaller than the real one: the
- * max_lead check stays sound.  Anything else (not that far ahead, a lead
- * beyond max_lead, the reservation or the layout running out) is left to
- * the exact path, which reads the fine clock.  Returns whether it claimed.
+ * it normally starts after the exact time too (the coarse clock trails by a
+ * few ms), so the stream continues from it whatever the exact time is.  A
+ * coarse clock that stalls longer (a descheduled virtual machine) could
+ * let the stream continue a tick the exact clock has passed, so a claim
+ * that enters a new tick, once per tick's worth of IDs, confirms on the
+ * exact clock that the tick still lies ahead: the stream never enters a
+ * tick the clock has passed.  Anything else (not that far ahead, a lead beyond
+ * max_lead, the reservation or the layout running out) is left to the exact
+ * path.  Returns whether it claimed.
  */
 static inline bool
 snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
@@ -187,10 +192,13 @@ snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
 	const int	shift = layout->sequence_bits;
 	uint64		old = pg_atomic_read_u64(&shared->next_position);
 	TimestampTz coarse;
+	TimestampTz fine = 0;
 	TimestampTz old_start;
 	TimestampTz last_start;
+	TimestampTz entered_start;
 	uint64		last;
 	uint64		reserved;
+	int64		prev_tick;
 
 	if (unlikely(margin_us < 0))
 	{
@@ -201,7 +209,8 @@ snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
 	/*
 	 * Cheap exits first: no coarse clock, a max_lead that leaves no room,
 	 * or a stream within the margin of this backend's last exact reading
-	 * (which is no later than now, so the stream is not far ahead of now).
+	 * (normally no later than now; after a backward clock step this only
+	 * sends the caller to the exact path).
 	 */
 	if (margin_us == 0 || (int64) snowid_max_lead_ms * 1000 < margin_us ||
 		(cached_tick >= 0 && (int64) (old >> shift) - cached_tick < margin_ticks))
@@ -220,6 +229,16 @@ snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
 		reserved = pg_atomic_read_u64(&shared->reserved_position);
 		if (last >= reserved)
 			return false;
+		/* entering a new tick: does it still lie ahead of the exact clock? */
+		prev_tick = old > 0 ? (int64) ((old - 1) >> shift) : -1;
+		if ((int64) (last >> shift) > prev_tick)
+		{
+			if (fine == 0)
+				fine = snowid_clock_now();
+			if (!snowid_tick_start(layout, prev_tick + 1, &entered_start) ||
+				entered_start <= fine)
+				return false;
+		}
 		if (pg_atomic_compare_exchange_u64(&shared->next_position,
 										   &old, last + 1))
 			break;
@@ -227,9 +246,10 @@ snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
 	}
 
 	/* the clock is behind this stream by definition: did it step back? */
-	snowid_check_regression(shared, coarse);
+	snowid_check_regression(shared, fine != 0 ? fine : coarse);
+	/* prev_tick is before last's tick, so a renewal starts from last's */
 	snowid_after_claim(shared, layout, reserved, (int64) (last >> shift),
-					   old > 0 ? (int64) ((old - 1) >> shift) : 0, coarse, n);
+					   Max(prev_tick, 0), prev_tick, n);
 	*result = old;
 	return true;
 }
@@ -346,7 +366,7 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 	lower = wall_tick;
 	if (first == old && first > 0)
 		lower = Max(lower, (int64) ((first - 1) >> shift));
-	snowid_after_claim(shared, layout, reserved, last_tick, lower, now, n);
+	snowid_after_claim(shared, layout, reserved, last_tick, lower, wall_tick, n);
 
 	if (unlikely(wait_start != 0))
 	{
