@@ -48,15 +48,22 @@
 /* A coarser clock (HZ below 100) is not worth it. */
 #define SNOWID_COARSE_PERIOD_MAX_US 10000
 
-/* CLOCK_REALTIME as a timestamptz (microseconds since 2000-01-01). */
-TimestampTz
-snowid_clock_now(void)
+/* A reading of a realtime clock as a timestamptz (us since 2000-01-01). */
+static inline TimestampTz
+snowid_clock_read(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(clock, &ts);
 	return (TimestampTz) ts.tv_sec * USECS_PER_SEC + ts.tv_nsec / 1000 -
 		((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
+}
+
+/* CLOCK_REALTIME as a timestamptz. */
+TimestampTz
+snowid_clock_now(void)
+{
+	return snowid_clock_read(CLOCK_REALTIME);
 }
 
 /*
@@ -67,13 +74,9 @@ TimestampTz
 snowid_clock_now_coarse(void)
 {
 #ifdef CLOCK_REALTIME_COARSE
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	return (TimestampTz) ts.tv_sec * USECS_PER_SEC + ts.tv_nsec / 1000 -
-		((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
+	return snowid_clock_read(CLOCK_REALTIME_COARSE);
 #else
-	return snowid_clock_now();
+	return snowid_clock_read(CLOCK_REALTIME);
 #endif
 }
 

@@ -178,8 +178,8 @@ snowid_after_claim(SnowidShared *shared, const SnowidLayout *layout,
  * coarse clock that stalls longer (a descheduled virtual machine) could
  * let the stream continue a tick the exact clock has passed, so a claim
  * that enters a new tick, once per tick's worth of IDs, confirms on the
- * exact clock that the tick still lies ahead: the stream never enters a
- * tick the clock has passed.  Anything else (not that far ahead, a lead beyond
+ * exact clock that the stream's tick still lies ahead: the stream never
+ * enters a tick the clock has passed.  Anything else (not that far ahead, a lead beyond
  * max_lead, the reservation or the layout running out) is left to the exact
  * path.  Returns whether it claimed.
  */
@@ -195,9 +195,10 @@ snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
 	TimestampTz fine = 0;
 	TimestampTz old_start;
 	TimestampTz last_start;
-	TimestampTz entered_start;
 	uint64		last;
 	uint64		reserved;
+	int64		old_tick;
+	int64		last_tick;
 	int64		prev_tick;
 
 	if (unlikely(margin_us < 0))
@@ -218,25 +219,29 @@ snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
 	coarse = snowid_clock_now_coarse();
 	for (;;)
 	{
-		if (!snowid_tick_start(layout, (int64) (old >> shift), &old_start) ||
+		old_tick = (int64) (old >> shift);
+		if (!snowid_tick_start(layout, old_tick, &old_start) ||
 			old_start - coarse < margin_us)
 			return false;
 		last = old + n - 1;
-		if (last < old || last >= snowid_position_end(layout) ||
-			!snowid_tick_start(layout, (int64) (last >> shift), &last_start) ||
+		if (last < old || last >= snowid_position_end(layout))
+			return false;
+		last_tick = (int64) (last >> shift);
+		last_start = old_start;
+		if ((last_tick != old_tick &&
+			 !snowid_tick_start(layout, last_tick, &last_start)) ||
 			last_start - coarse > (int64) snowid_max_lead_ms * 1000)
 			return false;
 		reserved = pg_atomic_read_u64(&shared->reserved_position);
 		if (last >= reserved)
 			return false;
-		/* entering a new tick: does it still lie ahead of the exact clock? */
+		/* entering a new tick: does the stream still lie ahead of the clock? */
 		prev_tick = old > 0 ? (int64) ((old - 1) >> shift) : -1;
-		if ((int64) (last >> shift) > prev_tick)
+		if (last_tick > prev_tick)
 		{
 			if (fine == 0)
 				fine = snowid_clock_now();
-			if (!snowid_tick_start(layout, prev_tick + 1, &entered_start) ||
-				entered_start <= fine)
+			if (old_start <= fine)
 				return false;
 		}
 		if (pg_atomic_compare_exchange_u64(&shared->next_position,
@@ -247,8 +252,8 @@ snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
 
 	/* the clock is behind this stream by definition: did it step back? */
 	snowid_check_regression(shared, fine != 0 ? fine : coarse);
-	/* prev_tick is before last's tick, so a renewal starts from last's */
-	snowid_after_claim(shared, layout, reserved, (int64) (last >> shift),
+	/* prev_tick is before last_tick, so a renewal starts from last_tick */
+	snowid_after_claim(shared, layout, reserved, last_tick,
 					   Max(prev_tick, 0), prev_tick, n);
 	*result = old;
 	return true;
