@@ -13,6 +13,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
 
 my $clients = 4;
 my $txns_per_client = 750;
@@ -24,13 +27,7 @@ my $batch_txns_per_client = 10;
 my $batch_size = 5000;
 my $batch_rows = $batch_clients * $batch_txns_per_client * $batch_size;  # 100,000
 
-my $node = PostgreSQL::Test::Cluster->new('concurrent');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'snowid'
-snowid.node_id = 1
-});
+my $node = snowid_node('concurrent', 1);
 $node->start;
 
 $node->safe_psql(

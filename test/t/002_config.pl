@@ -11,6 +11,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
 
 # ---------------------------------------------------------------------------
 # Refusals at start.  One node preloads snowid and includes a file that each
@@ -141,13 +144,7 @@ if ($started)
 # ---------------------------------------------------------------------------
 # A running node: nothing a session does changes the node ID.
 # ---------------------------------------------------------------------------
-my $node = PostgreSQL::Test::Cluster->new('running');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'snowid'
-snowid.node_id = 1
-});
+my $node = snowid_node('running', 1);
 $node->start;
 $node->safe_psql(
 	'postgres', q{

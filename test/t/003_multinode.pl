@@ -12,6 +12,9 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
 
 my $per_node = 20_000;
 my @node_ids = (1, 2, 3);
@@ -20,13 +23,7 @@ my $tmp = PostgreSQL::Test::Utils::tempdir;
 my %nodes;
 foreach my $id (@node_ids)
 {
-	my $node = PostgreSQL::Test::Cluster->new("node$id");
-	$node->init;
-	$node->append_conf(
-		'postgresql.conf', qq{
-shared_preload_libraries = 'snowid'
-snowid.node_id = $id
-});
+	my $node = snowid_node("node$id", $id);
 	$node->start;
 	$node->safe_psql(
 		'postgres', q{

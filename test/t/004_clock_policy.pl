@@ -7,9 +7,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
 
-my $node = PostgreSQL::Test::Cluster->new('policy');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'snowid'\nsnowid.node_id = 7\n");
+my $node = snowid_node('policy', 7);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
@@ -109,9 +107,7 @@ cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $last,
 $node->stop;
 
 # A preloaded server without snowid.node_id: generating fails, decoding works.
-my $unset = PostgreSQL::Test::Cluster->new('unset');
-$unset->init;
-$unset->append_conf('postgresql.conf', "shared_preload_libraries = 'snowid'\n");
+my $unset = snowid_node('unset', undef);
 $unset->start;
 $unset->safe_psql('postgres', 'CREATE EXTENSION snowid');
 ($ret, $out, $err) = $unset->psql('postgres',

@@ -37,13 +37,7 @@ my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 plan skip_all => "libfaketime not found at $faketime_lib"
   unless -e $faketime_lib;
 
-my $node = PostgreSQL::Test::Cluster->new('clock_steps');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'snowid'
-snowid.node_id = 1
-});
+my $node = snowid_node('clock_steps', 1);
 
 my $clock_file = $node->basedir . '/fake_clock';
 

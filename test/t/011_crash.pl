@@ -40,14 +40,7 @@ use SnowidTest;
 use Time::HiRes qw(time usleep);
 
 my $node_id = 2;
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'snowid'
-snowid.node_id = $node_id
-restart_after_crash = on
-});
+my $node = snowid_node('crash', $node_id, "restart_after_crash = on\n");
 $node->start;
 $node->safe_psql(
 	'postgres', q{

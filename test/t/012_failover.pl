@@ -28,13 +28,7 @@ plan skip_all => "libfaketime not found at $faketime_lib"
   unless -e $faketime_lib;
 
 my $node_id = 5;
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'snowid'
-snowid.node_id = $node_id
-});
+my $primary = snowid_node('primary', $node_id, undef, allows_streaming => 1);
 $primary->start;
 $primary->safe_psql(
 	'postgres', q{

@@ -31,15 +31,8 @@ my $rows_per_txn = 50;
 my @steps = ('-0.5', '+0', '-0.3', '+0', '-0.8', '+0');
 my $hold_s = 0.4;    # how long each clock offset is held
 
-my $node = PostgreSQL::Test::Cluster->new('concurrent_steps');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'snowid'
-snowid.node_id = 3
-snowid.max_lead = '1s'
-snowid.max_wait = '1s'
-});
+my $node = snowid_node('concurrent_steps', 3,
+	"snowid.max_lead = '1s'\nsnowid.max_wait = '1s'\n");
 
 my $clock_file = $node->basedir . '/fake_clock';
 

@@ -19,13 +19,7 @@ use lib $FindBin::RealBin;
 use SnowidTest;
 use Time::HiRes qw(time usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('highwater');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'snowid'
-snowid.node_id = 3
-});
+my $node = snowid_node('highwater', 3);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $file = $node->data_dir . '/snowid.highwater';

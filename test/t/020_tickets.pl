@@ -17,20 +17,16 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
 use Time::HiRes qw(usleep);
 
 sub new_node
 {
 	my ($name, $extra) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf(
-		'postgresql.conf', qq{
-shared_preload_libraries = 'snowid'
-snowid.node_id = 1
-restart_after_crash = on
-wal_writer_delay = 10s
-} . ($extra // ''));
+	my $node = snowid_node($name, 1,
+		"restart_after_crash = on\nwal_writer_delay = 10s\n" . ($extra // ''));
 	$node->start;
 	return $node;
 }

@@ -4,9 +4,25 @@ package SnowidTest;
 use strict;
 use warnings;
 use Exporter 'import';
+use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(max_of min_of strictly_increasing set_policy write_clock_offset
-  highwater_slots highwater_file reserved_until_us);
+our @EXPORT = qw(snowid_node max_of min_of strictly_increasing set_policy
+  write_clock_offset highwater_slots highwater_file reserved_until_us);
+
+# A new node, initialised but not started, that preloads snowid with the
+# given node ID (undef: none) and any extra postgresql.conf lines; the
+# remaining arguments go to init (allows_streaming => 1, say).
+sub snowid_node
+{
+	my ($name, $node_id, $extra, %init) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(%init);
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'snowid'\n"
+		  . (defined $node_id ? "snowid.node_id = $node_id\n" : '')
+		  . ($extra // ''));
+	return $node;
+}
 
 # Largest and smallest of a list of IDs (64-bit integers; Perl compares
 # them exactly as integers on 64-bit builds).
