@@ -14,6 +14,8 @@ OBJS = \
 	src/decode.o \
 	src/stats.o \
 	src/highwater.o \
+	src/ticket_slot.o \
+	src/ticket_catalog.o \
 	src/ticket.o
 
 DATA = $(wildcard sql/snowid--*.sql)

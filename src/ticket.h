@@ -1,0 +1,147 @@
+/*-------------------------------------------------------------------------
+ *
+ * ticket.h
+ *	  Ticket sequences: shared-memory slots, the per-backend lookup cache
+ *	  and the lock-free hot path that takes one value.
+ *
+ * ticket_slot.c owns the slots and blocks (its header comment has the
+ * protocol and why no value is issued twice), ticket_catalog.c the
+ * settings, privileges and DROP hooks, ticket.c the SQL functions.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_TICKET_H
+#define SNOWID_TICKET_H
+
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "ticketmath.h"
+
+/* One block as the hot path reads it (seqlock: version odd while written). */
+typedef struct SnowidTicketBuf
+{
+	pg_atomic_uint32 version;
+	uint32		gen;
+	uint32		count;
+	int64		first;
+} SnowidTicketBuf;
+
+typedef struct SnowidTicketSlot
+{
+	pg_atomic_uint64 cur;		/* generation << 32 | offsets taken */
+	pg_atomic_uint32 bind_count;	/* changes whenever the key changes */
+	char		pad[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64) -
+					sizeof(pg_atomic_uint32)];
+
+	/* key and settings: written under table_lock and this slot's lock */
+	bool		in_use;
+	Oid			dbid;
+	Oid			relid;
+	int64		stamp;
+	SnowidTicketSpec spec;
+
+	/* under this slot's lock */
+	bool		next_valid;		/* next_first/next_count hold a block */
+	bool		no_more;		/* the sequence has no block left */
+	int64		next_first;
+	uint32		next_count;
+	int64		blocks_reserved;	/* by this server since start */
+	SnowidTicketBuf buf[2];
+	LWLock	   *lock;
+} SnowidTicketSlot;
+
+typedef struct SnowidTicketShared
+{
+	LWLock	   *table_lock;
+	int			nslots;
+	SnowidTicketSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} SnowidTicketShared;
+
+/* What a backend remembers about a ticket sequence it has used. */
+typedef struct SnowidTicketEntry
+{
+	Oid			relid;			/* hash key */
+	bool		valid;			/* settings read from the catalog */
+	int64		stamp;
+	SnowidTicketSpec spec;
+	int			slot;			/* -1 until bound */
+	uint32		bind_count;
+	Oid			acl_user;		/* user whose USAGE/UPDATE was checked */
+} SnowidTicketEntry;
+
+typedef enum
+{
+	TAKE_OK,
+	TAKE_EMPTY,					/* the block of generation g is used up */
+	TAKE_RETRY,					/* claim lost, look again */
+	TAKE_REBIND					/* the slot no longer belongs to us */
+} SnowidTakeResult;
+
+/* ticket_slot.c */
+extern SnowidTicketShared *ticket_shared;
+
+extern SnowidTicketShared *snowid_ticket_require_shared(void);
+extern void snowid_ticket_free_slots(Oid dbid, Oid relid);
+extern void snowid_ticket_bind(SnowidTicketEntry *entry);
+extern void snowid_ticket_prefetch_block(SnowidTicketSlot *slot,
+										 SnowidTicketEntry *entry);
+extern SnowidTakeResult snowid_ticket_next_block(SnowidTicketSlot *slot,
+												 SnowidTicketEntry *entry,
+												 uint32 g, int64 *value,
+												 uint32 *count);
+
+/* ticket_catalog.c */
+extern const char *snowid_ticket_name(Oid relid);
+extern int64 snowid_ticket_type_max(Oid type);
+extern SnowidTicketEntry *snowid_ticket_lookup(Oid relid, Oid fn_oid,
+											   bool check_acl);
+extern Oid	snowid_ticket_catalog_owner(Oid extnsp);
+
+/*
+ * The hot path: take one offset of the current generation with a
+ * fetch-add and read its block (see ticket_slot.c for the protocol).
+ */
+static inline SnowidTakeResult
+snowid_ticket_take(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
+				   int64 *value, uint32 *gen, uint32 *offset, uint32 *count)
+{
+	uint64		word = pg_atomic_fetch_add_u64(&slot->cur, 1);
+	uint32		g = (uint32) (word >> 32);
+	uint32		off = (uint32) word;
+	SnowidTicketBuf *buf = &slot->buf[g & 1];
+	uint32		v1,
+				v2,
+				bgen,
+				bcount;
+	int64		first;
+
+	v1 = pg_atomic_read_u32(&buf->version);
+	pg_read_barrier();
+	bgen = buf->gen;
+	first = buf->first;
+	bcount = buf->count;
+	pg_read_barrier();
+	v2 = pg_atomic_read_u32(&buf->version);
+	if (unlikely(pg_atomic_read_u32(&slot->bind_count) != entry->bind_count))
+		return TAKE_REBIND;
+	if (unlikely(v1 != v2 || (v1 & 1) != 0 || bgen != g))
+		return TAKE_RETRY;
+	*gen = g;
+	*offset = off;
+	*count = bcount;
+	if (unlikely(off >= bcount))
+		return TAKE_EMPTY;
+	*value = (int64) ((uint64) first + (uint64) off * (uint64) entry->spec.shards);
+	return TAKE_OK;
+}
+
+/* The offset of a block whose taker pre-fetches the next block. */
+static inline uint32
+snowid_ticket_threshold(uint32 count)
+{
+	uint64		t = (uint64) count * (uint64) snowid_ticket_prefetch / 100;
+
+	return t >= count ? count - 1 : (uint32) t;
+}
+
+#endif							/* SNOWID_TICKET_H */

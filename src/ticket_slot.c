@@ -1,0 +1,375 @@
+/*-------------------------------------------------------------------------
+ *
+ * ticket_slot.c
+ *	  Ticket sequences: the slots in shared memory and the blocks they serve.
+ *
+ * A ticket sequence is a normal PostgreSQL sequence that counts blocks
+ * (ticketmath.h says which values block b holds) plus a row in the
+ * extension's table snowid_ticket with its settings.  One nextval() on that
+ * sequence reserves one block for this server: non-transactional,
+ * WAL-logged, replicated, dumped by pg_dump.  We flush the WAL up to the
+ * reservation before any value of the block is handed out, so a crash can
+ * only skip the unused rest of a block, never hand it out again.
+ *
+ * Each ticket sequence in use has one slot in shared memory (a fixed array
+ * of snowid.ticket_slots), keyed by database, relation OID and the creation
+ * stamp stored in the catalog.  Locks:
+ *	- table_lock (exclusive) binds a slot to a ticket and frees it;
+ *	- each slot's lock serialises the reservation and installation of
+ *	  blocks in that slot (taken after a RowExclusiveLock on the sequence,
+ *	  so that no one waits for a heavyweight lock while holding it);
+ *	- the hot path takes no lock: one fetch-add on slot->cur.
+ *
+ * Why no value is issued twice.  slot->cur packs (generation << 32 | taken).
+ * A caller fetch-adds 1 and so owns offset `taken` of generation g alone.
+ * The block of generation g (first value, count) lives in buf[g & 1],
+ * written under the slot lock before cur is switched to g, and rewritten
+ * only for generation g + 2, which needs g + 1 to be installed and used up
+ * first.  A caller reads buf[g & 1] under a per-buffer version counter
+ * (seqlock) and accepts it only if it is stable and tagged with g; a caller
+ * delayed so long that its buffer was reused drops its claim (a gap) and
+ * tries again.  Offsets at or beyond the count go to the slow path, which
+ * under the slot lock installs the pre-fetched (or a freshly reserved)
+ * block as g + 1 with an exchange on cur.  Every block comes from its own
+ * nextval(), which never returns a number twice, and the offsets of one
+ * generation are handed out once by the fetch-add.  A caller also checks
+ * slot->bind_count after reading the block: a slot freed (DROP) and bound
+ * to another ticket in between makes it drop the claim and look again.
+ *
+ * Why values strictly increase.  Within a block they grow with the offset,
+ * which the fetch-add hands out in order; a new generation is installed
+ * only when the previous one is used up, and its block came from a later
+ * nextval() than the previous one, so it lies above every value of it.
+ *
+ * The caller that takes offset floor(count * snowid.ticket_prefetch / 100)
+ * reserves the next block (under the slot lock, while others keep taking
+ * values from the current one).  Callers that find the block used up wait
+ * on the slot lock for it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "commands/sequence.h"
+#include "miscadmin.h"
+#include "snowid.h"
+#include "storage/lmgr.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "ticket.h"
+
+int			snowid_ticket_slots = 128;
+int			snowid_ticket_prefetch = 50;
+
+SnowidTicketShared *ticket_shared = NULL;
+
+/* ---------- shared memory ---------- */
+
+static Size
+snowid_ticket_shmem_size(void)
+{
+	return add_size(offsetof(SnowidTicketShared, slots),
+					mul_size(snowid_ticket_slots, sizeof(SnowidTicketSlot)));
+}
+
+void
+snowid_ticket_shmem_request(void)
+{
+	RequestAddinShmemSpace(snowid_ticket_shmem_size());
+	RequestNamedLWLockTranche("snowid_ticket", snowid_ticket_slots + 1);
+}
+
+/* Called under AddinShmemInitLock from the shmem startup hook. */
+void
+snowid_ticket_shmem_startup(void)
+{
+	bool		found;
+
+	ticket_shared = ShmemInitStruct("snowid_ticket", snowid_ticket_shmem_size(),
+									&found);
+	if (!found)
+	{
+		LWLockPadded *locks = GetNamedLWLockTranche("snowid_ticket");
+
+		ticket_shared->table_lock = &locks[0].lock;
+		ticket_shared->nslots = snowid_ticket_slots;
+		for (int i = 0; i < snowid_ticket_slots; i++)
+		{
+			SnowidTicketSlot *slot = &ticket_shared->slots[i];
+
+			memset(slot, 0, sizeof(SnowidTicketSlot));
+			pg_atomic_init_u64(&slot->cur, 0);
+			pg_atomic_init_u32(&slot->bind_count, 0);
+			pg_atomic_init_u32(&slot->buf[0].version, 0);
+			pg_atomic_init_u32(&slot->buf[1].version, 0);
+			slot->lock = &locks[i + 1].lock;
+		}
+	}
+}
+
+SnowidTicketShared *
+snowid_ticket_require_shared(void)
+{
+	if (unlikely(ticket_shared == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid must be loaded via shared_preload_libraries"),
+				 errdetail("Ticket sequences are served from snowid's shared memory."),
+				 errhint("Add snowid to shared_preload_libraries in postgresql.conf and restart the server.")));
+	return ticket_shared;
+}
+
+/* Write block (gen, first, count) into its buffer; caller holds slot lock. */
+static void
+snowid_ticket_install(SnowidTicketSlot *slot, uint32 gen, int64 first,
+					  uint32 count)
+{
+	SnowidTicketBuf *buf = &slot->buf[gen & 1];
+
+	pg_atomic_fetch_add_u32(&buf->version, 1);	/* odd: being written */
+	pg_write_barrier();
+	buf->gen = gen;
+	buf->first = first;
+	buf->count = count;
+	pg_write_barrier();
+	pg_atomic_fetch_add_u32(&buf->version, 1);	/* even: stable */
+}
+
+/* Free a slot; caller holds table_lock exclusively. */
+static void
+snowid_ticket_free_slot(SnowidTicketSlot *slot)
+{
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	slot->in_use = false;
+	slot->relid = InvalidOid;
+	slot->dbid = InvalidOid;
+	pg_atomic_fetch_add_u32(&slot->bind_count, 1);
+	LWLockRelease(slot->lock);
+}
+
+/*
+ * Free the slots of database dbid: of relation relid, or all of them if
+ * relid is InvalidOid.  Freeing a slot is always safe: the values left in
+ * its blocks are skipped, and the next user reserves a fresh block.
+ */
+void
+snowid_ticket_free_slots(Oid dbid, Oid relid)
+{
+	bool		any = false;
+
+	if (ticket_shared == NULL)
+		return;
+
+	LWLockAcquire(ticket_shared->table_lock, LW_SHARED);
+	for (int i = 0; i < ticket_shared->nslots && !any; i++)
+	{
+		SnowidTicketSlot *slot = &ticket_shared->slots[i];
+
+		any = slot->in_use && slot->dbid == dbid &&
+			(!OidIsValid(relid) || slot->relid == relid);
+	}
+	LWLockRelease(ticket_shared->table_lock);
+	if (!any)
+		return;
+
+	LWLockAcquire(ticket_shared->table_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < ticket_shared->nslots; i++)
+	{
+		SnowidTicketSlot *slot = &ticket_shared->slots[i];
+
+		if (slot->in_use && slot->dbid == dbid &&
+			(!OidIsValid(relid) || slot->relid == relid))
+			snowid_ticket_free_slot(slot);
+	}
+	LWLockRelease(ticket_shared->table_lock);
+}
+
+/* Bind entry to a slot: the one of its key, or a free one. */
+void
+snowid_ticket_bind(SnowidTicketEntry *entry)
+{
+	SnowidTicketShared *shared = ticket_shared;
+	SnowidTicketSlot *slot = NULL;
+	int			index = -1;
+
+	LWLockAcquire(shared->table_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < shared->nslots; i++)
+	{
+		SnowidTicketSlot *s = &shared->slots[i];
+
+		if (s->in_use && s->dbid == MyDatabaseId && s->relid == entry->relid)
+		{
+			if (s->stamp == entry->stamp)
+			{
+				index = i;
+				break;
+			}
+			/* a dropped ticket whose OID was reused: never serve it */
+			snowid_ticket_free_slot(s);
+		}
+		if (!s->in_use && index < 0 && slot == NULL)
+			slot = s;
+	}
+	if (index < 0)
+	{
+		uint32		gen;
+
+		if (slot == NULL)
+		{
+			LWLockRelease(shared->table_lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("no free snowid ticket slot for \"%s\"",
+							snowid_ticket_name(entry->relid)),
+					 errdetail("All %d slots are in use by ticket sequences of this server.",
+							   shared->nslots),
+					 errhint("Raise snowid.ticket_slots and restart the server, or drop ticket sequences that are no longer used.")));
+		}
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		slot->dbid = MyDatabaseId;
+		slot->relid = entry->relid;
+		slot->stamp = entry->stamp;
+		slot->spec = entry->spec;
+		slot->next_valid = false;
+		slot->no_more = false;
+		slot->blocks_reserved = 0;
+		/* an empty block: the first caller reserves one */
+		gen = (uint32) (pg_atomic_read_u64(&slot->cur) >> 32) + 1;
+		snowid_ticket_install(slot, gen, 0, 0);
+		pg_atomic_fetch_add_u32(&slot->bind_count, 1);
+		pg_atomic_exchange_u64(&slot->cur, (uint64) gen << 32);
+		slot->in_use = true;
+		LWLockRelease(slot->lock);
+		index = slot - shared->slots;
+	}
+	entry->slot = index;
+	entry->bind_count = pg_atomic_read_u32(&shared->slots[index].bind_count);
+	LWLockRelease(shared->table_lock);
+}
+
+/* ---------- blocks ---------- */
+
+static void
+snowid_ticket_exhausted(SnowidTicketEntry *entry)
+{
+	const char *name = snowid_ticket_name(entry->relid);
+	int64		last = snowid_ticket_value(&entry->spec,
+										   snowid_ticket_last_k(&entry->spec));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+			 errmsg("ticket sequence \"%s\" has no values left for shard %d",
+					name, entry->spec.shard),
+			 errdetail("The last value of shard %d of %d is " INT64_FORMAT ", the largest its type allows.",
+					   entry->spec.shard, entry->spec.shards, last),
+			 errhint("Move to a new ticket sequence, of type bigint if this one is integer.")));
+}
+
+/*
+ * End of the WAL inserted so far: a position XLogFlush accepts.  The WAL
+ * record that covers the block just reserved (nextval logs ahead, so it
+ * may be an earlier record, of any backend) ends at or before it.  Just
+ * after a page header nothing has been written on that page yet, and a
+ * flush request there would ask for WAL that does not exist: flush to the
+ * end of the previous page instead.
+ */
+static XLogRecPtr
+snowid_ticket_wal_end(void)
+{
+	XLogRecPtr	end = GetXLogInsertRecPtr();
+
+	if (XLogSegmentOffset(end, wal_segment_size) == SizeOfXLogLongPHD)
+		end -= SizeOfXLogLongPHD;
+	else if (end % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		end -= SizeOfXLogShortPHD;
+	return end;
+}
+
+/*
+ * Reserve the next block into slot->next (or set no_more).  Caller holds
+ * the slot lock and a RowExclusiveLock on the sequence.  The WAL record
+ * of the reservation is flushed before any value of the block escapes.
+ */
+static void
+snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry)
+{
+	int64		b;
+
+	if (slot->next_valid || slot->no_more)
+		return;
+	b = nextval_internal(entry->relid, true);
+	XLogFlush(snowid_ticket_wal_end());
+	if (snowid_ticket_block(&entry->spec, b, &slot->next_first,
+							&slot->next_count))
+	{
+		slot->next_valid = true;
+		slot->blocks_reserved++;
+	}
+	else
+		slot->no_more = true;
+}
+
+/* Pre-fetch the block after generation g (when called, g was current). */
+void
+snowid_ticket_prefetch_block(SnowidTicketSlot *slot, SnowidTicketEntry *entry)
+{
+	LockRelationOid(entry->relid, RowExclusiveLock);
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	if (pg_atomic_read_u32(&slot->bind_count) == entry->bind_count)
+		snowid_ticket_reserve(slot, entry);
+	LWLockRelease(slot->lock);
+}
+
+/*
+ * Generation g of slot is used up: install the next block as g + 1 and
+ * take its first value, unless someone else did already.
+ */
+SnowidTakeResult
+snowid_ticket_next_block(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
+						 uint32 g, int64 *value, uint32 *count)
+{
+	uint64		word;
+
+	LockRelationOid(entry->relid, RowExclusiveLock);
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	if (pg_atomic_read_u32(&slot->bind_count) != entry->bind_count)
+	{
+		LWLockRelease(slot->lock);
+		return TAKE_REBIND;
+	}
+	word = pg_atomic_read_u64(&slot->cur);
+	if ((uint32) (word >> 32) != g)
+	{
+		LWLockRelease(slot->lock);
+		return TAKE_RETRY;
+	}
+	/* keep the offset of a used-up block bounded while we work */
+	pg_atomic_exchange_u64(&slot->cur, ((uint64) g << 32) |
+						   slot->buf[g & 1].count);
+
+	PG_TRY();
+	{
+		snowid_ticket_reserve(slot, entry);
+	}
+	PG_CATCH();
+	{
+		LWLockRelease(slot->lock);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (!slot->next_valid)
+	{
+		LWLockRelease(slot->lock);
+		snowid_ticket_exhausted(entry);
+	}
+
+	snowid_ticket_install(slot, g + 1, slot->next_first, slot->next_count);
+	slot->next_valid = false;
+	*value = slot->next_first;
+	*count = slot->next_count;
+	pg_atomic_exchange_u64(&slot->cur, ((uint64) (g + 1) << 32) | 1);
+	LWLockRelease(slot->lock);
+	return TAKE_OK;
+}
