@@ -18,7 +18,11 @@ OBJS = \
 	src/ticket_catalog.o \
 	src/ticket.o
 
-DATA = $(wildcard sql/snowid--*.sql)
+# One install script, sql/snowid.sql, built into the script of the current
+# version; beside it the frozen 1.0 script (the base that older versions
+# install from) and the upgrade scripts.
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA = sql/$(EXTENSION)--1.0.sql $(wildcard sql/$(EXTENSION)--*--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress inputs live in sql/, outputs in expected/ (PGXS defaults).
@@ -46,6 +50,9 @@ endif
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
 
 .PHONY: prove
 prove:

@@ -1,22 +1,73 @@
 --
--- Upgrade from 1.0 (Snowflake only) to 1.1 (tickets).  Leaves the
--- extension at 1.1 for the tests that follow.
+-- Upgrades: install 1.0, update step by step to the current version, and
+-- compare every member object with a fresh install of that version: its
+-- definition, volatility, parallel label, strictness, settings, privileges
+-- and comment.  Leaves a fresh install for the tests that follow.
 --
 DROP EXTENSION IF EXISTS snowid;
+-- What an installed snowid consists of, one row per member object.
+CREATE TEMP VIEW snowid_objects AS
+SELECT pg_catalog.pg_describe_object(d.classid, d.objid, 0) AS object,
+	   CASE d.classid
+		 WHEN 'pg_catalog.pg_proc'::regclass THEN
+		   (SELECT concat_ws(' | ', pg_get_function_arguments(p.oid),
+							 pg_get_function_result(p.oid), p.provolatile,
+							 p.proparallel, p.proisstrict, p.prosecdef,
+							 p.proconfig::text, p.prorows, p.procost,
+							 p.prosrc, p.probin, p.proacl::text)
+			  FROM pg_proc p WHERE p.oid = d.objid)
+		 WHEN 'pg_catalog.pg_class'::regclass THEN
+		   (SELECT concat_ws(' | ', c.relkind, c.relacl::text,
+							 CASE WHEN c.relkind = 'v' THEN pg_get_viewdef(c.oid) END,
+							 (SELECT string_agg(a.attname || ' ' ||
+												format_type(a.atttypid, a.atttypmod) ||
+												CASE WHEN a.attnotnull THEN ' not null' ELSE '' END,
+												', ' ORDER BY a.attnum)
+								FROM pg_attribute a
+							   WHERE a.attrelid = c.oid AND a.attnum > 0
+								 AND NOT a.attisdropped),
+							 (SELECT string_agg(pg_get_constraintdef(k.oid), ', '
+												ORDER BY pg_get_constraintdef(k.oid))
+								FROM pg_constraint k WHERE k.conrelid = c.oid))
+			  FROM pg_class c WHERE c.oid = d.objid)
+		 WHEN 'pg_catalog.pg_event_trigger'::regclass THEN
+		   (SELECT concat_ws(' | ', e.evtevent, e.evtfoid::regproc, e.evtenabled,
+							 e.evttags::text)
+			  FROM pg_event_trigger e WHERE e.oid = d.objid)
+	   END AS definition,
+	   obj_description(d.objid, (d.classid::regclass)::name) AS comment
+  FROM pg_depend d
+  JOIN pg_extension x ON x.oid = d.refobjid
+ WHERE d.refclassid = 'pg_catalog.pg_extension'::regclass
+   AND d.deptype = 'e' AND x.extname = 'snowid'
+UNION ALL
+SELECT 'extension configuration', x.extconfig::regclass[]::text, NULL
+  FROM pg_extension x WHERE x.extname = 'snowid';
 CREATE EXTENSION snowid VERSION '1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
-SELECT count(*) AS ticket_functions FROM pg_proc WHERE proname LIKE 'snowid_ticket%';
-ALTER EXTENSION snowid UPDATE;
+ALTER EXTENSION snowid UPDATE TO '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
-SELECT proname FROM pg_proc WHERE proname LIKE 'snowid_ticket%' ORDER BY 1;
-SELECT to_regclass('snowid_tickets') IS NOT NULL AS view_exists;
--- The upgraded extension works.
+-- The extension at 1.1 works.
 SELECT snowid_ticket_create('upgrade_t');
 SELECT snowid_ticket_next('upgrade_t');
 DROP SEQUENCE upgrade_t;
 SELECT count(*) AS rows_left FROM snowid_ticket;
--- A fresh 1.1 install has the same objects.
+ALTER EXTENSION snowid UPDATE;
+SELECT extversion = (SELECT default_version FROM pg_available_extensions
+					  WHERE name = 'snowid') AS at_default_version
+  FROM pg_extension WHERE extname = 'snowid';
+CREATE TEMP TABLE upgraded AS SELECT * FROM snowid_objects;
 DROP EXTENSION snowid;
 CREATE EXTENSION snowid;
-SELECT extversion FROM pg_extension WHERE extname = 'snowid';
-SELECT count(*) AS ticket_functions FROM pg_proc WHERE proname LIKE 'snowid_ticket%';
+CREATE TEMP TABLE fresh AS SELECT * FROM snowid_objects;
+-- The objects of a fresh install, by name.
+SELECT object FROM fresh ORDER BY 1;
+-- Differences between the upgraded and the fresh install: none.
+(SELECT 'only after upgrade' AS side, * FROM upgraded
+ EXCEPT SELECT 'only after upgrade', * FROM fresh)
+UNION ALL
+(SELECT 'only in fresh install', * FROM fresh
+ EXCEPT SELECT 'only in fresh install', * FROM upgraded)
+ORDER BY 2, 1;
+DROP TABLE upgraded, fresh;
+DROP VIEW snowid_objects;
