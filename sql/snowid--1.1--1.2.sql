@@ -1,3 +1,24 @@
 /* snowid--1.1--1.2.sql */
 
 \echo Use "ALTER EXTENSION snowid UPDATE TO '1.2'" to load this file. \quit
+
+-- Issue 10, item 11: the text form, snowid_to_text and snowid_from_text.
+
+-- The text form (Crockford base32).  It depends on nothing but its
+-- arguments, so IMMUTABLE.  Negative values have no code: 22023.
+
+CREATE FUNCTION snowid_to_text(value bigint, with_check boolean DEFAULT true)
+RETURNS text
+AS 'MODULE_PATHNAME', 'snowid_to_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_to_text(bigint, boolean) IS
+'Crockford base32 code of a snowid or ticket value (upper case, no padding), with a check symbol unless with_check is false; a negative value is an error (22023)';
+
+CREATE FUNCTION snowid_from_text(code text, with_check boolean DEFAULT true)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_from_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_from_text(text, boolean) IS
+'value of a Crockford base32 code: any case, I and L read as 1, O as 0, hyphens and leading zeros allowed, last symbol the check symbol unless with_check is false; a bad or wrong symbol is 22P02, a value beyond bigint 22003';
