@@ -4,6 +4,7 @@
 SELECT name, context, vartype, unit, boot_val, min_val, max_val,
        short_desc <> '' AS described
 FROM pg_settings WHERE name LIKE 'snowid.%' ORDER BY name;
+SELECT short_desc, extra_desc FROM pg_settings WHERE name = 'snowid.id_bits';
 
 -- No session can change the layout or the node ID of a running server.
 SET snowid.node_id = 5;

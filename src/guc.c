@@ -3,10 +3,10 @@
  * guc.c
  *	  snowid's configuration parameters and the validation of the layout.
  *
- * The layout parameters (node_id, node_bits, sequence_bits, epoch, tick)
- * are PGC_POSTMASTER: fixed for the life of the server, identical in every
- * backend, and no session can change them.  Each is range-checked on its
- * own by the GUC machinery; the rules that tie them together are checked
+ * The layout parameters (node_id, node_bits, sequence_bits, id_bits, epoch,
+ * tick) are PGC_POSTMASTER: fixed for the life of the server, identical in
+ * every backend, and no session can change them.  Each is range-checked on
+ * its own by the GUC machinery; the rules that tie them together are checked
  * once, in the postmaster, when the library is preloaded, and a layout
  * that breaks them stops the server from starting.
  *
@@ -36,6 +36,8 @@
 #define SNOWID_DEFAULT_NODE_BITS 10
 #define SNOWID_DEFAULT_SEQUENCE_BITS 12
 #define SNOWID_DEFAULT_TICK_MS 1
+#define SNOWID_DEFAULT_ID_BITS 63
+#define SNOWID_MIN_ID_BITS 32
 #define SNOWID_MAX_TICK_MS 86400000 /* one day */
 #define SNOWID_MAX_TIME_MS 3600000	/* one hour, for max_lead and max_wait */
 
@@ -53,6 +55,7 @@ SnowidLayout snowid_active_layout;
 static int	snowid_node_bits = SNOWID_DEFAULT_NODE_BITS;
 static int	snowid_sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS;
 static int	snowid_tick_ms = SNOWID_DEFAULT_TICK_MS;
+static int	snowid_id_bits = SNOWID_DEFAULT_ID_BITS;
 static char *snowid_epoch_text = NULL;
 static TimestampTz snowid_epoch = 0;
 
@@ -157,23 +160,26 @@ snowid_epoch_assign(const char *newval, void *extra)
 
 /*
  * Check the rules that tie the layout parameters together, reporting a
- * broken one at elevel (FATAL at server start).  Warns, at most once per
- * process, when the layout ends within SNOWID_WARN_LIFE_YEARS.
+ * broken one at elevel (FATAL at server start, ERROR for ALTER SYSTEM).
+ * Warns when the layout ends within SNOWID_WARN_LIFE_YEARS: always with
+ * warn_always, else at most once per process.
  */
 static void
-snowid_validate_layout(SnowidLayout *layout, int node_bits, int sequence_bits,
-					   TimestampTz epoch, int tick_ms, int node_id, int elevel)
+snowid_validate_layout(SnowidLayout *layout, int id_bits, int node_bits,
+					   int sequence_bits, TimestampTz epoch, int tick_ms,
+					   int node_id, int elevel, bool warn_always)
 {
 	TimestampTz now = snowid_clock_now();
 	TimestampTz end;
 	static bool warned = false;
 
-	if (!snowid_layout_init(layout, node_bits, sequence_bits, epoch, tick_ms))
+	if (!snowid_layout_init(layout, id_bits, node_bits, sequence_bits, epoch,
+							tick_ms))
 		ereport(elevel,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowid.node_bits and snowid.sequence_bits together must be at most 62"),
-				 errdetail("snowid.node_bits is %d and snowid.sequence_bits is %d, which leaves no bit for the timestamp.",
-						   node_bits, sequence_bits)));
+				 errmsg("snowid.node_bits and snowid.sequence_bits together must be less than snowid.id_bits"),
+				 errdetail("snowid.id_bits is %d, snowid.node_bits is %d and snowid.sequence_bits is %d, which leaves no bit for the timestamp.",
+						   id_bits, node_bits, sequence_bits)));
 
 	if (node_id < -1 || node_id > snowid_max_node(layout))
 		ereport(elevel,
@@ -192,14 +198,15 @@ snowid_validate_layout(SnowidLayout *layout, int node_bits, int sequence_bits,
 		ereport(elevel,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowid layout leaves too few timestamp bits"),
-				 errdetail("With snowid.node_bits = %d and snowid.sequence_bits = %d, %d bits remain for the timestamp; counting %d ms ticks from %s, they run out at %s.",
-						   node_bits, sequence_bits, layout->timestamp_bits,
-						   tick_ms, epoch_text, timestamptz_to_str(end)),
-				 errhint("Lower snowid.node_bits or snowid.sequence_bits, raise snowid.tick, or move snowid.epoch closer to today: the layout must last at least %d year from now.",
+				 errdetail("With snowid.id_bits = %d, snowid.node_bits = %d and snowid.sequence_bits = %d, %d bits remain for the timestamp; counting %d ms ticks from %s, they run out at %s.",
+						   id_bits, node_bits, sequence_bits,
+						   layout->timestamp_bits, tick_ms, epoch_text,
+						   timestamptz_to_str(end)),
+				 errhint("The layout must last at least %d year from now. Raising snowid.id_bits keeps new IDs above those already issued; fewer node or sequence bits, a longer tick or a later epoch do not, so on a server that has issued IDs make those changes only as the README's section on changing the layout says.",
 						 SNOWID_MIN_LIFE_YEARS)));
 	}
 
-	if (!warned && end != DT_NOEND &&
+	if ((warn_always || !warned) && end != DT_NOEND &&
 		end < now + SNOWID_WARN_LIFE_YEARS * DAYS_PER_YEAR * USECS_PER_DAY)
 	{
 		warned = true;
@@ -208,7 +215,7 @@ snowid_validate_layout(SnowidLayout *layout, int node_bits, int sequence_bits,
 						timestamptz_to_str(end)),
 				 errdetail("That is less than %d years from now; after it, snowid_next() fails instead of issuing IDs.",
 						   SNOWID_WARN_LIFE_YEARS),
-				 errhint("Plan a new layout (fewer node or sequence bits, a longer tick, or a later epoch) well before then.")));
+				 errhint("Plan a new layout well before then: raising snowid.id_bits is safe, other changes only as the README's section on changing the layout says.")));
 	}
 }
 
@@ -277,6 +284,8 @@ snowid_guc_init(void)
 								  SNOWID_DEFAULT_SEQUENCE_BITS, 0, 0, 31, FATAL);
 	(void) snowid_placeholder_int("snowid.tick", SNOWID_DEFAULT_TICK_MS,
 								  GUC_UNIT_MS, 1, SNOWID_MAX_TICK_MS, FATAL);
+	(void) snowid_placeholder_int("snowid.id_bits", SNOWID_DEFAULT_ID_BITS, 0,
+								  SNOWID_MIN_ID_BITS, 63, FATAL);
 	(void) snowid_placeholder_int("snowid.max_lead", 1000, GUC_UNIT_MS, 0,
 								  SNOWID_MAX_TIME_MS, FATAL);
 	(void) snowid_placeholder_int("snowid.max_wait", 1000, GUC_UNIT_MS, 0,
@@ -320,6 +329,13 @@ snowid_guc_init(void)
 							SNOWID_DEFAULT_TICK_MS, 1, SNOWID_MAX_TICK_MS,
 							PGC_POSTMASTER, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.id_bits",
+							"Number of bits a snowid may use: every ID is below 2^snowid.id_bits.",
+							"The timestamp gets snowid.id_bits - snowid.node_bits - snowid.sequence_bits bits; 53 keeps every ID exact as a JavaScript or JSON number.",
+							&snowid_id_bits,
+							SNOWID_DEFAULT_ID_BITS, SNOWID_MIN_ID_BITS, 63,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("snowid.max_lead",
 							"How far the timestamp of an issued snowid may run ahead of the wall clock.",
 							"Lets a node borrow ticks when one tick's sequence is used up, and absorbs small backward clock steps.",
@@ -352,9 +368,9 @@ snowid_guc_init(void)
 
 	MarkGUCPrefixReserved("snowid");
 
-	snowid_validate_layout(&snowid_active_layout, snowid_node_bits,
-						   snowid_sequence_bits, snowid_epoch, snowid_tick_ms,
-						   snowid_node_id, FATAL);
+	snowid_validate_layout(&snowid_active_layout, snowid_id_bits,
+						   snowid_node_bits, snowid_sequence_bits, snowid_epoch,
+						   snowid_tick_ms, snowid_node_id, FATAL, false);
 	snowid_gucs_defined = true;
 }
 
@@ -374,6 +390,7 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 	int			node_bits;
 	int			sequence_bits;
 	int			tick_ms;
+	int			id_bits;
 	int			node;
 	TimestampTz epoch;
 	char	   *key;
@@ -394,12 +411,14 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 										   0, 0, 31, ERROR);
 	tick_ms = snowid_placeholder_int("snowid.tick", SNOWID_DEFAULT_TICK_MS,
 									 GUC_UNIT_MS, 1, SNOWID_MAX_TICK_MS, ERROR);
+	id_bits = snowid_placeholder_int("snowid.id_bits", SNOWID_DEFAULT_ID_BITS,
+									 0, SNOWID_MIN_ID_BITS, 63, ERROR);
 	epoch_text = GetConfigOption("snowid.epoch", true, false);
 	if (epoch_text == NULL)
 		epoch_text = SNOWID_DEFAULT_EPOCH;
 
-	key = psprintf("%d/%d/%d/%d/%s", node, node_bits, sequence_bits, tick_ms,
-				   epoch_text);
+	key = psprintf("%d/%d/%d/%d/%d/%s", node, id_bits, node_bits,
+				   sequence_bits, tick_ms, epoch_text);
 	if (cached_key != NULL && strcmp(key, cached_key) == 0)
 	{
 		pfree(key);
@@ -409,8 +428,8 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 	}
 
 	epoch = snowid_placeholder_epoch(ERROR);
-	snowid_validate_layout(&fresh, node_bits, sequence_bits, epoch, tick_ms,
-						   node, ERROR);
+	snowid_validate_layout(&fresh, id_bits, node_bits, sequence_bits, epoch,
+						   tick_ms, node, ERROR, false);
 
 	cached = fresh;
 	cached_node_id = node;
