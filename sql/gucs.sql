@@ -32,3 +32,12 @@ ALTER SYSTEM SET snowid.epoch = 'epoch';
 ALTER SYSTEM SET snowid.epoch = 'infinity';
 ALTER SYSTEM SET snowid.max_lead = '-1ms';
 ALTER SYSTEM SET snowid.max_wait = '2h';
+
+-- ALTER SYSTEM also refuses a value with which the layout of the next start
+-- would be refused, before it writes anything: with the default layout, a
+-- node ID beyond 10 node bits, or widths that leave a layout already dead.
+SET timezone = 'UTC';
+ALTER SYSTEM SET snowid.node_id = 1024;
+ALTER SYSTEM SET snowid.id_bits = 32;
+ALTER SYSTEM SET snowid.sequence_bits = 31;
+RESET timezone;
