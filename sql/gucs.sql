@@ -4,6 +4,7 @@
 SELECT name, context, vartype, unit, boot_val, min_val, max_val,
        short_desc <> '' AS described
 FROM pg_settings WHERE name LIKE 'snowid.%' ORDER BY name;
+SELECT short_desc, extra_desc FROM pg_settings WHERE name = 'snowid.id_bits';
 
 -- No session can change the layout or the node ID of a running server.
 SET snowid.node_id = 5;
@@ -31,3 +32,12 @@ ALTER SYSTEM SET snowid.epoch = 'epoch';
 ALTER SYSTEM SET snowid.epoch = 'infinity';
 ALTER SYSTEM SET snowid.max_lead = '-1ms';
 ALTER SYSTEM SET snowid.max_wait = '2h';
+
+-- ALTER SYSTEM also refuses a value with which the layout of the next start
+-- would be refused, before it writes anything: with the default layout, a
+-- node ID beyond 10 node bits, or widths that leave a layout already dead.
+SET timezone = 'UTC';
+ALTER SYSTEM SET snowid.node_id = 1024;
+ALTER SYSTEM SET snowid.id_bits = 32;
+ALTER SYSTEM SET snowid.sequence_bits = 31;
+RESET timezone;

@@ -4,7 +4,7 @@
 --
 SET timezone = 'UTC';
 
-SELECT epoch, tick, timestamp_bits, node_bits, sequence_bits,
+SELECT epoch, tick, timestamp_bits, node_bits, sequence_bits, id_bits,
        ids_per_second, last_timestamp, node_id IS NOT NULL AS node_set
 FROM snowid_layout();
 

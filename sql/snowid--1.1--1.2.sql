@@ -22,3 +22,25 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowid_from_text(text, boolean) IS
 'value of a Crockford base32 code: any case, I and L read as 1, O as 0, hyphens and leading zeros allowed, last symbol the check symbol unless with_check is false; a bad or wrong symbol is 22P02, a value beyond bigint 22003';
+
+-- snowid.id_bits: snowid_layout() reports it in a new last column.  A
+-- function's OUT parameters cannot change in place, so drop and re-create
+-- it (a view that uses snowid_layout() has to be dropped first).
+
+DROP FUNCTION snowid_layout();
+
+CREATE FUNCTION snowid_layout(OUT epoch timestamptz,
+							  OUT tick interval,
+							  OUT timestamp_bits integer,
+							  OUT node_bits integer,
+							  OUT sequence_bits integer,
+							  OUT node_id integer,
+							  OUT ids_per_second bigint,
+							  OUT last_timestamp timestamptz,
+							  OUT id_bits integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_layout'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_layout() IS
+'the Snowflake layout in force: epoch, tick, bit widths, node ID, capacity, end of life and the ID width (every ID is below 2^id_bits)';

@@ -82,13 +82,14 @@ CREATE FUNCTION snowid_layout(OUT epoch timestamptz,
 							  OUT sequence_bits integer,
 							  OUT node_id integer,
 							  OUT ids_per_second bigint,
-							  OUT last_timestamp timestamptz)
+							  OUT last_timestamp timestamptz,
+							  OUT id_bits integer)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowid_layout'
 LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowid_layout() IS
-'the Snowflake layout in force: epoch, tick, bit widths, node ID, capacity and end of life';
+'the Snowflake layout in force: epoch, tick, bit widths, node ID, capacity, end of life and the ID width (every ID is below 2^id_bits)';
 
 -- The text form (Crockford base32).  It depends on nothing but its
 -- arguments, so IMMUTABLE.  Negative values have no code: 22023.

@@ -25,7 +25,10 @@ PG_FUNCTION_INFO_V1(snowid_decode);
 PG_FUNCTION_INFO_V1(snowid_from_timestamp);
 PG_FUNCTION_INFO_V1(snowid_layout);
 
-/* The layout, after checking that id can be a snowid at all. */
+/*
+ * The layout, after checking that id can be one of its snowids: from 0 to
+ * 2^id_bits - 1.  Anything else would decode into parts no node issued.
+ */
 static void
 snowid_layout_for(int64 id, SnowidLayout *layout, int *node_id)
 {
@@ -35,6 +38,12 @@ snowid_layout_for(int64 id, SnowidLayout *layout, int *node_id)
 				 errmsg("invalid snowid: " INT64_FORMAT, id),
 				 errdetail("A snowid is never negative: its sign bit is always 0.")));
 	snowid_current_layout(layout, node_id);
+	if (!snowid_id_in_layout(layout, id))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid: " INT64_FORMAT, id),
+				 errdetail("With snowid.id_bits = %d, every snowid is below " UINT64_FORMAT ".",
+						   layout->id_bits, UINT64CONST(1) << layout->id_bits)));
 }
 
 static TimestampTz
@@ -139,8 +148,8 @@ snowid_layout(PG_FUNCTION_ARGS)
 	SnowidLayout layout;
 	int			node_id;
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {false};
+	Datum		values[9];
+	bool		nulls[9] = {false};
 	Interval   *tick;
 	TimestampTz last;
 
@@ -165,5 +174,7 @@ snowid_layout(PG_FUNCTION_ARGS)
 		values[7] = TimestampTzGetDatum(last);
 	else
 		nulls[7] = true;		/* beyond what timestamptz can hold */
+	/* id_bits: a 1.0 or 1.1 definition has no column for it, and ignores it */
+	values[8] = Int32GetDatum(layout.id_bits);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

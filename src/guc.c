@@ -3,12 +3,15 @@
  * guc.c
  *	  snowid's configuration parameters and the validation of the layout.
  *
- * The layout parameters (node_id, node_bits, sequence_bits, epoch, tick)
- * are PGC_POSTMASTER: fixed for the life of the server, identical in every
- * backend, and no session can change them.  Each is range-checked on its
- * own by the GUC machinery; the rules that tie them together are checked
+ * The layout parameters (node_id, node_bits, sequence_bits, id_bits, epoch,
+ * tick) are PGC_POSTMASTER: fixed for the life of the server, identical in
+ * every backend, and no session can change them.  Each is range-checked on
+ * its own by the GUC machinery; the rules that tie them together are checked
  * once, in the postmaster, when the library is preloaded, and a layout
- * that breaks them stops the server from starting.
+ * that breaks them stops the server from starting.  ALTER SYSTEM on one of
+ * them is checked against the same rules (a ProcessUtility hook): the
+ * layout the next start would read must pass, or the statement fails
+ * before it writes postgresql.auto.conf.
  *
  * max_lead and max_wait are PGC_SIGHUP: plain ints read by the generator.
  *
@@ -25,17 +28,23 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "pgtime.h"
 #include "snowid.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/timestamp.h"
 
 #define SNOWID_DEFAULT_EPOCH "2025-01-01 00:00:00+00"
 #define SNOWID_DEFAULT_NODE_BITS 10
 #define SNOWID_DEFAULT_SEQUENCE_BITS 12
 #define SNOWID_DEFAULT_TICK_MS 1
+#define SNOWID_DEFAULT_ID_BITS 63
+#define SNOWID_MIN_ID_BITS 32
 #define SNOWID_MAX_TICK_MS 86400000 /* one day */
 #define SNOWID_MAX_TIME_MS 3600000	/* one hour, for max_lead and max_wait */
 
@@ -53,8 +62,11 @@ SnowidLayout snowid_active_layout;
 static int	snowid_node_bits = SNOWID_DEFAULT_NODE_BITS;
 static int	snowid_sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS;
 static int	snowid_tick_ms = SNOWID_DEFAULT_TICK_MS;
+static int	snowid_id_bits = SNOWID_DEFAULT_ID_BITS;
 static char *snowid_epoch_text = NULL;
 static TimestampTz snowid_epoch = 0;
+
+static ProcessUtility_hook_type snowid_prev_process_utility = NULL;
 
 /*
  * Parse an epoch.  Text without a time zone is read as UTC, whatever the
@@ -157,23 +169,26 @@ snowid_epoch_assign(const char *newval, void *extra)
 
 /*
  * Check the rules that tie the layout parameters together, reporting a
- * broken one at elevel (FATAL at server start).  Warns, at most once per
- * process, when the layout ends within SNOWID_WARN_LIFE_YEARS.
+ * broken one at elevel (FATAL at server start, ERROR for ALTER SYSTEM).
+ * Warns when the layout ends within SNOWID_WARN_LIFE_YEARS: always with
+ * warn_always, else at most once per process.
  */
 static void
-snowid_validate_layout(SnowidLayout *layout, int node_bits, int sequence_bits,
-					   TimestampTz epoch, int tick_ms, int node_id, int elevel)
+snowid_validate_layout(SnowidLayout *layout, int id_bits, int node_bits,
+					   int sequence_bits, TimestampTz epoch, int tick_ms,
+					   int node_id, int elevel, bool warn_always)
 {
 	TimestampTz now = snowid_clock_now();
 	TimestampTz end;
 	static bool warned = false;
 
-	if (!snowid_layout_init(layout, node_bits, sequence_bits, epoch, tick_ms))
+	if (!snowid_layout_init(layout, id_bits, node_bits, sequence_bits, epoch,
+							tick_ms))
 		ereport(elevel,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowid.node_bits and snowid.sequence_bits together must be at most 62"),
-				 errdetail("snowid.node_bits is %d and snowid.sequence_bits is %d, which leaves no bit for the timestamp.",
-						   node_bits, sequence_bits)));
+				 errmsg("snowid.node_bits and snowid.sequence_bits together must be less than snowid.id_bits"),
+				 errdetail("snowid.id_bits is %d, snowid.node_bits is %d and snowid.sequence_bits is %d, which leaves no bit for the timestamp.",
+						   id_bits, node_bits, sequence_bits)));
 
 	if (node_id < -1 || node_id > snowid_max_node(layout))
 		ereport(elevel,
@@ -192,14 +207,15 @@ snowid_validate_layout(SnowidLayout *layout, int node_bits, int sequence_bits,
 		ereport(elevel,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowid layout leaves too few timestamp bits"),
-				 errdetail("With snowid.node_bits = %d and snowid.sequence_bits = %d, %d bits remain for the timestamp; counting %d ms ticks from %s, they run out at %s.",
-						   node_bits, sequence_bits, layout->timestamp_bits,
-						   tick_ms, epoch_text, timestamptz_to_str(end)),
-				 errhint("Lower snowid.node_bits or snowid.sequence_bits, raise snowid.tick, or move snowid.epoch closer to today: the layout must last at least %d year from now.",
+				 errdetail("With snowid.id_bits = %d, snowid.node_bits = %d and snowid.sequence_bits = %d, %d bits remain for the timestamp; counting %d ms ticks from %s, they run out at %s.",
+						   id_bits, node_bits, sequence_bits,
+						   layout->timestamp_bits, tick_ms, epoch_text,
+						   timestamptz_to_str(end)),
+				 errhint("The layout must last at least %d year from now. Raising snowid.id_bits keeps new IDs above those already issued; fewer node or sequence bits, a longer tick or a later epoch do not, so on a server that has issued IDs make those changes only as the README's section on changing the layout says.",
 						 SNOWID_MIN_LIFE_YEARS)));
 	}
 
-	if (!warned && end != DT_NOEND &&
+	if ((warn_always || !warned) && end != DT_NOEND &&
 		end < now + SNOWID_WARN_LIFE_YEARS * DAYS_PER_YEAR * USECS_PER_DAY)
 	{
 		warned = true;
@@ -208,7 +224,7 @@ snowid_validate_layout(SnowidLayout *layout, int node_bits, int sequence_bits,
 						timestamptz_to_str(end)),
 				 errdetail("That is less than %d years from now; after it, snowid_next() fails instead of issuing IDs.",
 						   SNOWID_WARN_LIFE_YEARS),
-				 errhint("Plan a new layout (fewer node or sequence bits, a longer tick, or a later epoch) well before then.")));
+				 errhint("Plan a new layout well before then: raising snowid.id_bits is safe, other changes only as the README's section on changing the layout says.")));
 	}
 }
 
@@ -262,6 +278,208 @@ snowid_placeholder_epoch(int elevel)
 	return epoch;
 }
 
+/*
+ * The layout parameters, as ALTER SYSTEM sees them.  The order is that of
+ * the SnowidSetting values.
+ */
+typedef enum SnowidSetting
+{
+	SETTING_NODE_ID,
+	SETTING_NODE_BITS,
+	SETTING_SEQUENCE_BITS,
+	SETTING_ID_BITS,
+	SETTING_EPOCH,
+	SETTING_TICK,
+	SETTING_COUNT
+} SnowidSetting;
+
+static const char *const snowid_setting_names[SETTING_COUNT] = {
+	"snowid.node_id",
+	"snowid.node_bits",
+	"snowid.sequence_bits",
+	"snowid.id_bits",
+	"snowid.epoch",
+	"snowid.tick"
+};
+
+/* The layout parameter called name, or -1 if it is none of them. */
+static int
+snowid_setting_of(const char *name)
+{
+	for (int i = 0; i < SETTING_COUNT; i++)
+		if (pg_strcasecmp(name, snowid_setting_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Whether the running value of a parameter came from the server's command
+ * line: a restart with the same command line keeps it, whatever the
+ * configuration files say.
+ */
+static bool
+snowid_set_on_command_line(const char *name)
+{
+	struct config_generic **vars = get_guc_variables();
+	int			n = GetNumConfigOptions();
+
+	for (int i = 0; i < n; i++)
+		if (pg_strcasecmp(vars[i]->name, name) == 0)
+			return vars[i]->source == PGC_S_ARGV;
+	return false;
+}
+
+/*
+ * Let the entries of a parsed configuration file set the layout parameters
+ * not fixed by the command line, the last entry winning as it does at
+ * start.  Entries for skip (any layout parameter if skip_all) are left
+ * out: ALTER SYSTEM is about to replace or remove them.
+ */
+static void
+snowid_apply_file(ConfigVariable *item, const char **values, const bool *fixed,
+				  int skip, bool skip_all)
+{
+	for (; item != NULL; item = item->next)
+	{
+		int			setting;
+
+		if (item->name == NULL || item->value == NULL)
+			continue;			/* a line that did not parse */
+		setting = snowid_setting_of(item->name);
+		if (setting < 0 || fixed[setting] || skip_all || setting == skip)
+			continue;
+		values[setting] = item->value;
+	}
+}
+
+/* An integer setting, or false if it is not one within min .. max. */
+static bool
+snowid_setting_int(const char *text, int default_value, int flags, int min,
+				   int max, int *value)
+{
+	if (text == NULL)
+	{
+		*value = default_value;
+		return true;
+	}
+	return parse_int(text, value, flags, NULL) && *value >= min && *value <= max;
+}
+
+static void
+snowid_alter_system_context(void *arg)
+{
+	errcontext("snowid layout the next server start would read from postgresql.conf and postgresql.auto.conf, with this ALTER SYSTEM applied");
+}
+
+/*
+ * Refuse an ALTER SYSTEM that would leave a layout with which the server
+ * does not start.  The next start reads: values given on the command line;
+ * for the others, the last one in postgresql.conf (and the files it
+ * includes), then in postgresql.auto.conf as this statement leaves it;
+ * else the default.  What ALTER SYSTEM itself refuses (a value out of
+ * range or malformed, a missing privilege) is left to it, and so is a
+ * configuration file that does not parse.
+ */
+static void
+snowid_check_alter_system(AlterSystemStmt *stmt)
+{
+	VariableSetStmt *set = stmt->setstmt;
+	const char *values[SETTING_COUNT] = {NULL};
+	bool		fixed[SETTING_COUNT] = {false};
+	bool		reset_all = (set->kind == VAR_RESET_ALL);
+	int			target = -1;
+	ConfigVariable *conf_head = NULL;
+	ConfigVariable *conf_tail = NULL;
+	ConfigVariable *auto_head = NULL;
+	ConfigVariable *auto_tail = NULL;
+	int			node_id;
+	int			node_bits;
+	int			sequence_bits;
+	int			id_bits;
+	int			tick_ms;
+	TimestampTz epoch;
+	const char *why;
+	SnowidLayout layout;
+	ErrorContextCallback callback;
+
+	if (!reset_all)
+	{
+		target = snowid_setting_of(set->name);
+		if (target < 0)
+			return;
+		if (set->kind != VAR_SET_VALUE && set->kind != VAR_SET_DEFAULT &&
+			set->kind != VAR_RESET)
+			return;
+		if (!superuser() &&
+			pg_parameter_aclcheck(set->name, GetUserId(),
+								  ACL_ALTER_SYSTEM) != ACLCHECK_OK)
+			return;
+	}
+	else if (!superuser())
+		return;
+
+	for (int i = 0; i < SETTING_COUNT; i++)
+	{
+		fixed[i] = snowid_set_on_command_line(snowid_setting_names[i]);
+		if (fixed[i])
+			values[i] = GetConfigOption(snowid_setting_names[i], false, false);
+	}
+
+	if (!ParseConfigFile(ConfigFileName, true, NULL, 0, 0, LOG,
+						 &conf_head, &conf_tail) ||
+		!ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, LOG,
+						 &auto_head, &auto_tail))
+		goto done;
+	snowid_apply_file(conf_head, values, fixed, -1, false);
+	snowid_apply_file(auto_head, values, fixed, target, reset_all);
+	if (target >= 0 && set->kind == VAR_SET_VALUE && !fixed[target])
+		values[target] = ExtractSetVariableArgs(set);
+
+	if (!snowid_setting_int(values[SETTING_NODE_ID], -1, 0, -1, PG_INT32_MAX,
+							&node_id) ||
+		!snowid_setting_int(values[SETTING_NODE_BITS],
+							SNOWID_DEFAULT_NODE_BITS, 0, 0, 31, &node_bits) ||
+		!snowid_setting_int(values[SETTING_SEQUENCE_BITS],
+							SNOWID_DEFAULT_SEQUENCE_BITS, 0, 0, 31,
+							&sequence_bits) ||
+		!snowid_setting_int(values[SETTING_ID_BITS], SNOWID_DEFAULT_ID_BITS, 0,
+							SNOWID_MIN_ID_BITS, 63, &id_bits) ||
+		!snowid_setting_int(values[SETTING_TICK], SNOWID_DEFAULT_TICK_MS,
+							GUC_UNIT_MS, 1, SNOWID_MAX_TICK_MS, &tick_ms) ||
+		!snowid_parse_epoch(values[SETTING_EPOCH] ? values[SETTING_EPOCH] :
+							SNOWID_DEFAULT_EPOCH, &epoch, &why))
+		goto done;
+
+	callback.callback = snowid_alter_system_context;
+	callback.arg = NULL;
+	callback.previous = error_context_stack;
+	error_context_stack = &callback;
+	snowid_validate_layout(&layout, id_bits, node_bits, sequence_bits, epoch,
+						   tick_ms, node_id, ERROR, true);
+	error_context_stack = callback.previous;
+
+done:
+	FreeConfigVariables(conf_head);
+	FreeConfigVariables(auto_head);
+}
+
+static void
+snowid_process_utility(PlannedStmt *pstmt, const char *queryString,
+					   bool readOnlyTree, ProcessUtilityContext context,
+					   ParamListInfo params, QueryEnvironment *queryEnv,
+					   DestReceiver *dest, QueryCompletion *qc)
+{
+	if (IsA(pstmt->utilityStmt, AlterSystemStmt))
+		snowid_check_alter_system((AlterSystemStmt *) pstmt->utilityStmt);
+
+	if (snowid_prev_process_utility)
+		snowid_prev_process_utility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
 void
 snowid_guc_init(void)
 {
@@ -277,6 +495,8 @@ snowid_guc_init(void)
 								  SNOWID_DEFAULT_SEQUENCE_BITS, 0, 0, 31, FATAL);
 	(void) snowid_placeholder_int("snowid.tick", SNOWID_DEFAULT_TICK_MS,
 								  GUC_UNIT_MS, 1, SNOWID_MAX_TICK_MS, FATAL);
+	(void) snowid_placeholder_int("snowid.id_bits", SNOWID_DEFAULT_ID_BITS, 0,
+								  SNOWID_MIN_ID_BITS, 63, FATAL);
 	(void) snowid_placeholder_int("snowid.max_lead", 1000, GUC_UNIT_MS, 0,
 								  SNOWID_MAX_TIME_MS, FATAL);
 	(void) snowid_placeholder_int("snowid.max_wait", 1000, GUC_UNIT_MS, 0,
@@ -320,6 +540,13 @@ snowid_guc_init(void)
 							SNOWID_DEFAULT_TICK_MS, 1, SNOWID_MAX_TICK_MS,
 							PGC_POSTMASTER, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.id_bits",
+							"Number of bits a snowid may use: every ID is below 2^snowid.id_bits.",
+							"The timestamp gets snowid.id_bits - snowid.node_bits - snowid.sequence_bits bits; 53 keeps every ID exact as a JavaScript or JSON number.",
+							&snowid_id_bits,
+							SNOWID_DEFAULT_ID_BITS, SNOWID_MIN_ID_BITS, 63,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("snowid.max_lead",
 							"How far the timestamp of an issued snowid may run ahead of the wall clock.",
 							"Lets a node borrow ticks when one tick's sequence is used up, and absorbs small backward clock steps.",
@@ -352,10 +579,13 @@ snowid_guc_init(void)
 
 	MarkGUCPrefixReserved("snowid");
 
-	snowid_validate_layout(&snowid_active_layout, snowid_node_bits,
-						   snowid_sequence_bits, snowid_epoch, snowid_tick_ms,
-						   snowid_node_id, FATAL);
+	snowid_validate_layout(&snowid_active_layout, snowid_id_bits,
+						   snowid_node_bits, snowid_sequence_bits, snowid_epoch,
+						   snowid_tick_ms, snowid_node_id, FATAL, false);
 	snowid_gucs_defined = true;
+
+	snowid_prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = snowid_process_utility;
 }
 
 /*
@@ -374,6 +604,7 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 	int			node_bits;
 	int			sequence_bits;
 	int			tick_ms;
+	int			id_bits;
 	int			node;
 	TimestampTz epoch;
 	char	   *key;
@@ -394,12 +625,14 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 										   0, 0, 31, ERROR);
 	tick_ms = snowid_placeholder_int("snowid.tick", SNOWID_DEFAULT_TICK_MS,
 									 GUC_UNIT_MS, 1, SNOWID_MAX_TICK_MS, ERROR);
+	id_bits = snowid_placeholder_int("snowid.id_bits", SNOWID_DEFAULT_ID_BITS,
+									 0, SNOWID_MIN_ID_BITS, 63, ERROR);
 	epoch_text = GetConfigOption("snowid.epoch", true, false);
 	if (epoch_text == NULL)
 		epoch_text = SNOWID_DEFAULT_EPOCH;
 
-	key = psprintf("%d/%d/%d/%d/%s", node, node_bits, sequence_bits, tick_ms,
-				   epoch_text);
+	key = psprintf("%d/%d/%d/%d/%d/%s", node, id_bits, node_bits,
+				   sequence_bits, tick_ms, epoch_text);
 	if (cached_key != NULL && strcmp(key, cached_key) == 0)
 	{
 		pfree(key);
@@ -409,8 +642,8 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 	}
 
 	epoch = snowid_placeholder_epoch(ERROR);
-	snowid_validate_layout(&fresh, node_bits, sequence_bits, epoch, tick_ms,
-						   node, ERROR);
+	snowid_validate_layout(&fresh, id_bits, node_bits, sequence_bits, epoch,
+						   tick_ms, node, ERROR, false);
 
 	cached = fresh;
 	cached_node_id = node;

@@ -12,15 +12,16 @@
 #include "layout.h"
 
 bool
-snowid_layout_init(SnowidLayout *layout, int node_bits, int sequence_bits,
-				   TimestampTz epoch, int tick_ms)
+snowid_layout_init(SnowidLayout *layout, int id_bits, int node_bits,
+				   int sequence_bits, TimestampTz epoch, int tick_ms)
 {
+	layout->id_bits = id_bits;
 	layout->node_bits = node_bits;
 	layout->sequence_bits = sequence_bits;
-	layout->timestamp_bits = 63 - node_bits - sequence_bits;
+	layout->timestamp_bits = id_bits - node_bits - sequence_bits;
 	layout->epoch = epoch;
 	layout->tick_us = (int64) tick_ms * 1000;
-	return layout->timestamp_bits >= 1 && node_bits >= 0 &&
+	return id_bits <= 63 && layout->timestamp_bits >= 1 && node_bits >= 0 &&
 		sequence_bits >= 0 && tick_ms >= 1;
 }
 

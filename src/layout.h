@@ -3,9 +3,12 @@
  * layout.h
  *	  The bit layout of a snowid and the pure arithmetic on it.
  *
- * A snowid is a non-negative int64:
+ * A snowid is a non-negative int64 below 2^id_bits:
  *
- *	  0 | tick (timestamp_bits) | node (node_bits) | sequence (sequence_bits)
+ *	  0 ... 0 | tick (timestamp_bits) | node (node_bits) | sequence (sequence_bits)
+ *
+ * with timestamp_bits = id_bits - node_bits - sequence_bits (id_bits is 63
+ * by default, leaving only the sign bit 0).
  *
  * The generator works on "positions": tick << sequence_bits | sequence, that
  * is the ID without its node bits.  Positions of one node and the IDs built
@@ -25,15 +28,16 @@ typedef struct SnowidLayout
 {
 	int			node_bits;
 	int			sequence_bits;
-	int			timestamp_bits; /* 63 - node_bits - sequence_bits */
+	int			timestamp_bits; /* id_bits - node_bits - sequence_bits */
+	int			id_bits;		/* every ID is below 2^id_bits (32 .. 63) */
 	TimestampTz epoch;			/* start of tick 0 */
 	int64		tick_us;		/* length of one tick in microseconds */
 } SnowidLayout;
 
 /* Fill in timestamp_bits; false if the widths leave no timestamp bit. */
-extern bool snowid_layout_init(SnowidLayout *layout, int node_bits,
-							   int sequence_bits, TimestampTz epoch,
-							   int tick_ms);
+extern bool snowid_layout_init(SnowidLayout *layout, int id_bits,
+							   int node_bits, int sequence_bits,
+							   TimestampTz epoch, int tick_ms);
 
 static inline uint64
 snowid_sequence_mask(const SnowidLayout *layout)
@@ -73,7 +77,14 @@ snowid_id_from_position(const SnowidLayout *layout, uint64 position, int32 node)
 					seq);
 }
 
-/* The parts of an ID (which must be non-negative). */
+/* Whether an int64 can be an ID of the layout: 0 <= id < 2^id_bits. */
+static inline bool
+snowid_id_in_layout(const SnowidLayout *layout, int64 id)
+{
+	return id >= 0 && (uint64) id < (UINT64CONST(1) << layout->id_bits);
+}
+
+/* The parts of an ID (which must be in the layout). */
 static inline int64
 snowid_id_tick(const SnowidLayout *layout, int64 id)
 {

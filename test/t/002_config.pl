@@ -104,6 +104,46 @@ refuses_to_start(
 	"snowid.node_bits = 40\n",
 	qr/40 is outside the valid range for parameter "snowid\.node_bits"/);
 
+# snowid.id_bits: 32 .. 63, and the timestamp gets what node and sequence
+# bits leave of it.
+refuses_to_start(
+	$bad,
+	'id_bits 31',
+	"snowid.id_bits = 31\n",
+	qr/FATAL:\s+31 is outside the valid range for parameter "snowid\.id_bits" \(32 \.\. 63\)/
+);
+
+refuses_to_start(
+	$bad,
+	'id_bits 64',
+	"snowid.id_bits = 64\n",
+	qr/FATAL:\s+64 is outside the valid range for parameter "snowid\.id_bits" \(32 \.\. 63\)/
+);
+
+refuses_to_start(
+	$bad,
+	'id_bits not an integer',
+	"snowid.id_bits = 'js'\n",
+	qr/FATAL:\s+invalid value for parameter "snowid\.id_bits": "js"/);
+
+refuses_to_start(
+	$bad,
+	'id_bits 40 with node_bits 20 + sequence_bits 20',
+	"snowid.id_bits = 40\nsnowid.node_bits = 20\nsnowid.sequence_bits = 20\n",
+	qr/FATAL:\s+snowid\.node_bits and snowid\.sequence_bits together must be less than snowid\.id_bits/,
+	qr/snowid\.id_bits is 40, snowid\.node_bits is 20 and snowid\.sequence_bits is 20, which leaves no bit for the timestamp/
+);
+
+# 53 - 10 - 12 = 31 bits of 1 ms ticks last 2^31 ms (24.9 days) from 2025.
+refuses_to_start(
+	$bad,
+	'id_bits 53 with the default widths',
+	"snowid.id_bits = 53\n",
+	qr/FATAL:\s+snowid layout leaves too few timestamp bits/,
+	qr/With snowid\.id_bits = 53, snowid\.node_bits = 10 and snowid\.sequence_bits = 12, 31 bits remain/,
+	qr/2025-01-25 20:31:23\.648\+00/,
+	qr/HINT:\s+.*Raising snowid\.id_bits keeps new IDs above those already issued/);
+
 refuses_to_start(
 	$bad,
 	'tick 0',
@@ -164,7 +204,8 @@ my %postmaster_values = (
 	'snowid.node_bits' => '11',
 	'snowid.sequence_bits' => '11',
 	'snowid.epoch' => "'2024-01-01 00:00:00+00'",
-	'snowid.tick' => "'2ms'");
+	'snowid.tick' => "'2ms'",
+	'snowid.id_bits' => '53');
 foreach my $guc (sort keys %postmaster_values)
 {
 	my ($ret, $stdout, $stderr) =
@@ -260,6 +301,7 @@ is( $node->safe_psql(
 		  FROM pg_settings WHERE name LIKE 'snowid.%'}),
 	join(',',
 		'snowid.epoch:postmaster:true',
+		'snowid.id_bits:postmaster:true',
 		'snowid.max_lead:sighup:true',
 		'snowid.max_wait:sighup:true',
 		'snowid.node_bits:postmaster:true',
@@ -268,7 +310,7 @@ is( $node->safe_psql(
 		'snowid.tick:postmaster:true',
 		'snowid.ticket_prefetch:sighup:true',
 		'snowid.ticket_slots:postmaster:true'),
-	'pg_settings: nine snowid.* parameters, described, with the right context'
+	'pg_settings: ten snowid.* parameters, described, with the right context'
 );
 
 $node->stop;
