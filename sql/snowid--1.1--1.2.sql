@@ -44,3 +44,13 @@ LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowid_layout() IS
 'the Snowflake layout in force: epoch, tick, bit widths, node ID, capacity, end of life and the ID width (every ID is below 2^id_bits)';
+
+-- issue 10, item 1: a changed layout continues above the last ID
+
+CREATE FUNCTION snowid_id_above(id bigint, node integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_id_above'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_id_above(bigint, integer) IS
+'smallest Snowflake ID of node in the layout in force above id (an ID of any layout): where a stream continues after a layout change; NULL if the layout has none';

@@ -75,6 +75,14 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowid_from_timestamp(timestamptz) IS
 'smallest Snowflake ID any node can issue in the tick containing ts, for range scans on ID columns';
 
+CREATE FUNCTION snowid_id_above(id bigint, node integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_id_above'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_id_above(bigint, integer) IS
+'smallest Snowflake ID of node in the layout in force above id (an ID of any layout): where a stream continues after a layout change; NULL if the layout has none';
+
 CREATE FUNCTION snowid_layout(OUT epoch timestamptz,
 							  OUT tick interval,
 							  OUT timestamp_bits integer,

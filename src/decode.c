@@ -2,7 +2,8 @@
  *
  * decode.c
  *	  Functions that take snowids apart or map timestamps onto them, and
- *	  snowid_layout().
+ *	  snowid_layout(), and snowid_id_above(): where a node's stream continues
+ *	  above a given ID (what a start under a changed layout does).
  *
  * None of these need shared memory: they read the layout in force (see
  * snowid_current_layout), so they work in a server that does not preload
@@ -24,6 +25,7 @@ PG_FUNCTION_INFO_V1(snowid_sequence);
 PG_FUNCTION_INFO_V1(snowid_decode);
 PG_FUNCTION_INFO_V1(snowid_from_timestamp);
 PG_FUNCTION_INFO_V1(snowid_layout);
+PG_FUNCTION_INFO_V1(snowid_id_above);
 
 /*
  * The layout, after checking that id can be one of its snowids: from 0 to
@@ -140,6 +142,31 @@ snowid_from_timestamp(PG_FUNCTION_ARGS)
 						   from, until)));
 	}
 	PG_RETURN_INT64(snowid_id_of_tick(&layout, tick));
+}
+
+/*
+ * snowid_id_above(id, node): the smallest ID of node in the layout in force
+ * that is greater than id (an ID of any layout), or NULL if it has none.
+ */
+Datum
+snowid_id_above(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	int32		node = PG_GETARG_INT32(1);
+	SnowidLayout layout;
+	int			node_id;
+	uint64		position;
+
+	snowid_layout_for(id, &layout, &node_id);
+	if (node < 0 || node > snowid_max_node(&layout))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("node %d is outside the range of the layout (0 .. " INT64_FORMAT ")",
+						node, snowid_max_node(&layout))));
+	position = snowid_position_at_or_above(&layout, node, (uint64) id + 1);
+	if (position >= snowid_position_end(&layout))
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(snowid_id_from_position(&layout, position, node));
 }
 
 Datum

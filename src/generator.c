@@ -324,7 +324,7 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 					 errmsg("snowid layout has run out of timestamp bits"),
 					 errdetail("The layout's last tick starts at %s; no more IDs can be issued with it.",
 							   timestamptz_to_str(snowid_layout_end(layout) - layout->tick_us)),
-					 errhint("Configure a new layout and restart the server: raise snowid.id_bits if it is below 63; make any other change only as the README's section on changing the layout says.")));
+					 errhint("Configure a new layout and restart the server: raise snowid.id_bits if it is below 63; make any other change only as the README section \"What may change between restarts\" says.")));
 
 		last = first + n - 1;
 		last_tick = (int64) (last >> shift);

@@ -211,7 +211,7 @@ snowid_validate_layout(SnowidLayout *layout, int id_bits, int node_bits,
 						   id_bits, node_bits, sequence_bits,
 						   layout->timestamp_bits, tick_ms, epoch_text,
 						   timestamptz_to_str(end)),
-				 errhint("The layout must last at least %d year from now. Raising snowid.id_bits keeps new IDs above those already issued; fewer node or sequence bits, a longer tick or a later epoch do not, so on a server that has issued IDs make those changes only as the README's section on changing the layout says.",
+				 errhint("The layout must last at least %d year from now. Raising snowid.id_bits keeps new IDs above those already issued; fewer node or sequence bits, a longer tick or a later epoch do not, so on a server that has issued IDs make those changes only as the README section \"What may change between restarts\" says.",
 						 SNOWID_MIN_LIFE_YEARS)));
 	}
 
@@ -224,7 +224,7 @@ snowid_validate_layout(SnowidLayout *layout, int id_bits, int node_bits,
 						timestamptz_to_str(end)),
 				 errdetail("That is less than %d years from now; after it, snowid_next() fails instead of issuing IDs.",
 						   SNOWID_WARN_LIFE_YEARS),
-				 errhint("Plan a new layout well before then: raising snowid.id_bits is safe, other changes only as the README's section on changing the layout says.")));
+				 errhint("Plan a new layout well before then: raising snowid.id_bits is safe, other changes only as the README section \"What may change between restarts\" says.")));
 	}
 }
 

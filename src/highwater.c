@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * highwater.c
- *	  The persisted high-water mark: a time below which this server will
- *	  never issue a snowid again, whatever happens to it or to its clock.
+ *	  The persisted high-water mark: an ID below which this server will
+ *	  never issue a snowid again, whatever happens to it, to its clock or to
+ *	  its layout.
  *
  * The generator may only hand out positions below
  * SnowidShared.reserved_position.  Moving that bound up ("renewing the
@@ -13,21 +14,33 @@
  *		so that standbys learn the bound and a promoted standby continues
  *		above everything its primary may have issued;
  *	 2. the file $PGDATA/snowid.highwater, one of whose two slots is
- *		rewritten in place and synced (see below), which every start (clean, after a crash, after kill -9) reads before any
- *		ID is issued.  WAL alone would not do: crash recovery replays only
- *		from the last checkpoint.
+ *		rewritten in place and synced (see below), which every start (clean,
+ *		after a crash, after kill -9) reads before any ID is issued.  WAL
+ *		alone would not do: crash recovery replays only from the last
+ *		checkpoint.
  *
- * The bound is stored as a timestamp, so it stays meaningful if a restart
- * changes the layout.  A renewal reserves SNOWID_RESERVE_MS beyond the last
- * issued tick and happens when less than half of that is left: one caller
- * does the I/O under renew_lock while the others keep issuing from what is
- * left.  Only when the window is used up does a caller wait for the renewal.
- * A clean shutdown lowers the bound to just above the last issued ID, so a
- * restart continues there; after a crash the server continues at the bound,
- * at most SNOWID_RESERVE_MS beyond the last ID.
+ * Both hold the bound as an ID (every ID this server issued lies below it)
+ * together with the layout and node ID it was issued under.  A start, or
+ * the replay of a record, under another layout continues at the first
+ * position whose ID lies at or above the bound
+ * (snowid_position_at_or_above); a start refuses when the new layout could
+ * reach that position only further ahead of the clock than max_lead and
+ * max_wait allow.
+ *
+ * A renewal reserves SNOWID_RESERVE_MS beyond the last issued tick and
+ * happens when less than half of that is left: one caller does the I/O
+ * under renew_lock while the others keep issuing from what is left.  Only
+ * when the window is used up does a caller wait for the renewal.  A clean
+ * shutdown lowers the bound to just above the last issued ID, so a restart
+ * continues there; after a crash the server continues at the bound, at most
+ * SNOWID_RESERVE_MS beyond the last ID.
  *
  * Replay (on a standby, or in crash recovery) raises the bound, the
  * generator's next position and the file, never lowers them.
+ *
+ * The first time a bound is persisted, the marker file $PGDATA/snowid.issued
+ * is created as well: a start that finds it but no snowid.highwater refuses,
+ * because the data directory has issued IDs and nothing says which.
  *
  *-------------------------------------------------------------------------
  */
@@ -55,16 +68,28 @@
  */
 #define SNOWID_RMGR_ID 151
 #define SNOWID_RMGR_NAME "snowid"
+/* version 1.1: the bound as a timestamp (still replayed) */
 #define XLOG_SNOWID_RESERVE 0x00
+/* version 1.2: the bound as an ID, with its layout */
+#define XLOG_SNOWID_BOUND 0x10
 
 #define SNOWID_HIGHWATER_FILE "snowid.highwater"
 #define SNOWID_HIGHWATER_TMP "snowid.highwater.tmp"
 /* the format of version 1.1's first release: one line, replaced by rename */
 #define SNOWID_HIGHWATER_MAGIC_V1 "snowid-highwater-1"
-#define SNOWID_HIGHWATER_MAGIC "snowid-highwater-2"
+/* the slots of version 1.1: a timestamp */
+#define SNOWID_HIGHWATER_MAGIC_V2 "snowid-highwater-2"
+/* the slots of version 1.2: an ID and its layout */
+#define SNOWID_HIGHWATER_MAGIC "snowid-highwater-3"
+/* one line written by hand: the highest ID issued, in the layout in force */
+#define SNOWID_HIGHWATER_MAGIC_LAST_ID "snowid-last-id"
 /* two slots of one sector each, so that a torn write spoils one at most */
 #define SNOWID_HIGHWATER_SLOT 512
 #define SNOWID_HIGHWATER_SIZE (2 * SNOWID_HIGHWATER_SLOT)
+
+#define SNOWID_ISSUED_FILE "snowid.issued"
+#define SNOWID_ISSUED_TMP "snowid.issued.tmp"
+#define SNOWID_ISSUED_MAGIC "snowid-issued"
 
 /*
  * How far beyond the last issued tick (or the clock, if later) one renewal
@@ -75,13 +100,244 @@
  */
 #define SNOWID_RESERVE_MS 250
 
+/* The WAL record of version 1.1, still replayed. */
 typedef struct xl_snowid_reserve
 {
 	TimestampTz reserved_until; /* no ID of a tick starting at or after it */
 	int32		node_id;		/* for pg_waldump-style descriptions */
 } xl_snowid_reserve;
 
+/* The WAL record of version 1.2: a SnowidBound. */
+typedef struct xl_snowid_bound
+{
+	uint64		bound;			/* every ID issued lies below it */
+	TimestampTz epoch;			/* the layout it was issued under */
+	int64		tick_us;
+	int32		node_id;
+	int32		node_bits;
+	int32		sequence_bits;
+	int32		timestamp_bits;
+} xl_snowid_bound;
+
+/* What the file or a WAL record says. */
+typedef struct SnowidBound
+{
+	bool		has_layout;		/* false: formats of 1.1, a bare timestamp */
+	TimestampTz until;			/* !has_layout: no ID of a tick from it on */
+	uint64		bound;			/* has_layout: every ID issued is below it */
+	SnowidLayout layout;		/* has_layout: the layout it was issued under */
+	int32		node_id;		/* has_layout: and the node ID (-1: unset) */
+} SnowidBound;
+
 static void snowid_highwater_shutdown(int code, Datum arg);
+
+/* ---- bounds and layouts ---- */
+
+/* The bound that covers the positions below position, in this server's terms. */
+static void
+snowid_bound_here(SnowidBound *b, uint64 position)
+{
+	const SnowidLayout *layout = &snowid_active_layout;
+
+	b->has_layout = true;
+	b->until = 0;
+	b->layout = *layout;
+	b->node_id = snowid_node_id;
+	b->bound = snowid_bound_of_position(layout, position, Max(snowid_node_id, 0));
+}
+
+/* Are these values a layout snowid could have issued IDs under? */
+static bool
+snowid_layout_sane(const SnowidLayout *l)
+{
+	return l->node_bits >= 0 && l->node_bits <= 31 &&
+		l->sequence_bits >= 0 && l->sequence_bits <= 31 &&
+		l->timestamp_bits >= 1 &&
+		l->node_bits + l->sequence_bits + l->timestamp_bits <= 63 &&
+		l->tick_us >= 1 && IS_VALID_TIMESTAMP(l->epoch);
+}
+
+static bool
+snowid_bound_is_here(const SnowidBound *b)
+{
+	const SnowidLayout *l = &snowid_active_layout;
+
+	return !b->has_layout ||
+		(b->layout.epoch == l->epoch && b->layout.tick_us == l->tick_us &&
+		 b->layout.node_bits == l->node_bits &&
+		 b->layout.sequence_bits == l->sequence_bits &&
+		 b->layout.timestamp_bits == l->timestamp_bits &&
+		 b->node_id == snowid_node_id);
+}
+
+/* First position of the first tick starting at or after ts. */
+static uint64
+snowid_position_at(const SnowidLayout *layout, TimestampTz ts)
+{
+	int64		tick;
+
+	if (ts == DT_NOBEGIN)
+		return 0;
+	tick = snowid_tick_of(layout, ts - 1) + 1;	/* ceiling */
+	if (tick <= 0)
+		return 0;
+	if (tick > snowid_max_tick(layout))
+		return snowid_position_end(layout);
+	return (uint64) tick << layout->sequence_bits;
+}
+
+/* The position in this server's layout where a bound lets the stream go on. */
+static uint64
+snowid_bound_position(const SnowidBound *b)
+{
+	const SnowidLayout *layout = &snowid_active_layout;
+
+	if (!b->has_layout)
+		return snowid_position_at(layout, b->until);
+	return snowid_position_at_or_above(layout, Max(snowid_node_id, 0), b->bound);
+}
+
+/* Start of the first tick with no position below position (for display). */
+static TimestampTz
+snowid_position_until(const SnowidLayout *layout, uint64 position)
+{
+	TimestampTz until;
+	int64		tick = (int64) ((position + snowid_sequence_mask(layout)) >>
+								layout->sequence_bits);
+
+	if (position >= snowid_position_end(layout) ||
+		!snowid_tick_start(layout, tick, &until))
+		return DT_NOEND - 1;
+	return until;
+}
+
+static char *
+snowid_tick_text(int64 tick_us)
+{
+	if (tick_us % 1000 == 0)
+		return psprintf(INT64_FORMAT "ms", tick_us / 1000);
+	return psprintf(INT64_FORMAT "us", tick_us);
+}
+
+/*
+ * Describe how the layout of b differs from this server's: into changes
+ * ("snowid.tick 1ms -> 2ms, ...") and into previous (the settings to restore,
+ * "snowid.tick = '1ms', ...").
+ */
+static void
+snowid_describe_change(const SnowidBound *b, StringInfo changes,
+					   StringInfo previous)
+{
+	const SnowidLayout *was = &b->layout;
+	const SnowidLayout *now = &snowid_active_layout;
+	int			was_width = was->node_bits + was->sequence_bits + was->timestamp_bits;
+	int			now_width = now->node_bits + now->sequence_bits + now->timestamp_bits;
+
+#define SNOWID_CHANGE(name, fmt, x, y) \
+	do { \
+		appendStringInfo(changes, "%s" name " " fmt " -> " fmt, \
+						 changes->len > 0 ? ", " : "", (x), (y)); \
+		appendStringInfo(previous, "%s" name " = '" fmt "'", \
+						 previous->len > 0 ? ", " : "", (x)); \
+	} while (0)
+
+	if (was->epoch != now->epoch)
+	{
+		char	   *x = pstrdup(timestamptz_to_str(was->epoch));
+		char	   *y = pstrdup(timestamptz_to_str(now->epoch));
+
+		appendStringInfo(changes, "%ssnowid.epoch '%s' -> '%s'",
+						 changes->len > 0 ? ", " : "", x, y);
+		appendStringInfo(previous, "%ssnowid.epoch = '%s'",
+						 previous->len > 0 ? ", " : "", x);
+	}
+	if (was->tick_us != now->tick_us)
+		SNOWID_CHANGE("snowid.tick", "%s", snowid_tick_text(was->tick_us),
+					  snowid_tick_text(now->tick_us));
+	if (was->node_bits != now->node_bits)
+		SNOWID_CHANGE("snowid.node_bits", "%d", was->node_bits, now->node_bits);
+	if (was->sequence_bits != now->sequence_bits)
+		SNOWID_CHANGE("snowid.sequence_bits", "%d", was->sequence_bits,
+					  now->sequence_bits);
+	if (was_width != now_width)
+		SNOWID_CHANGE("snowid.id_bits", "%d", was_width, now_width);
+	if (b->node_id != snowid_node_id)
+		SNOWID_CHANGE("snowid.node_id", "%d", b->node_id, snowid_node_id);
+#undef SNOWID_CHANGE
+}
+
+/*
+ * A start under a layout (or node ID) other than the bound's: go on at
+ * position if the clock can reach it within max_lead + max_wait (callers
+ * wait for it as for a clock step), saying so in the log; otherwise refuse
+ * to start.  A server without a node ID issues nothing and always starts.
+ */
+static void
+snowid_check_layout_change(const SnowidBound *b, uint64 position)
+{
+	const SnowidLayout *layout = &snowid_active_layout;
+	int32		node = Max(snowid_node_id, 0);
+	TimestampTz now = snowid_clock_now();
+	int64		allowed_us = ((int64) snowid_max_lead_ms + snowid_max_wait_ms) * 1000;
+	int64		wall_tick = snowid_tick_of(layout, now);
+	TimestampTz start = 0;
+	bool		expressible;
+	char	   *old_until;
+	char	   *now_text;
+	char	   *next_text;
+	StringInfoData changes;
+	StringInfoData previous;
+
+	initStringInfo(&changes);
+	initStringInfo(&previous);
+	snowid_describe_change(b, &changes, &previous);
+
+	expressible = position < snowid_position_end(layout) &&
+		snowid_tick_start(layout, (int64) (position >> layout->sequence_bits),
+						  &start);
+	if ((!expressible || start - now > allowed_us) && snowid_node_id >= 0)
+	{
+		uint64		old_first = snowid_position_at_or_above(&b->layout, 0, b->bound);
+		TimestampTz old_start;
+
+		old_until = snowid_tick_start(&b->layout,
+									  (int64) (old_first >> b->layout.sequence_bits),
+									  &old_start) ?
+			psprintf("the tick starting at %s", timestamptz_to_str(old_start)) :
+			pstrdup("beyond the range of timestamps");
+		now_text = (wall_tick >= 0 && wall_tick <= snowid_max_tick(layout)) ?
+			psprintf(INT64_FORMAT,
+					 snowid_id_from_position(layout,
+											 (uint64) wall_tick << layout->sequence_bits,
+											 node)) :
+			pstrdup("no ID");
+		next_text = expressible ?
+			psprintf("its first ID above them, " INT64_FORMAT ", belongs to the tick starting at %s, %.3f s ahead of the clock, more than snowid.max_lead (%d ms) and snowid.max_wait (%d ms) allow",
+					 snowid_id_from_position(layout, position, node),
+					 timestamptz_to_str(start), (double) (start - now) / 1e6,
+					 snowid_max_lead_ms, snowid_max_wait_ms) :
+			pstrdup("it has no ID above them");
+		ereport(FATAL,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid layout changed (%s) and cannot continue above the IDs already issued",
+						changes.data),
+				 errdetail("Every ID this server issued is below " UINT64_FORMAT " (%s under the previous layout). The new layout would issue %s now; %s.",
+						   b->bound, old_until, now_text, next_text),
+				 errhint("Restore the previous settings (%s), or choose a layout under which the IDs of today lie above " UINT64_FORMAT ": an earlier snowid.epoch, a shorter snowid.tick or more node and sequence bits make the IDs of a given time larger.",
+						 previous.data, b->bound)));
+	}
+
+	next_text = expressible ?
+		psprintf(INT64_FORMAT " or above (the tick starting at %s, %.3f s %s the clock now)",
+				 snowid_id_from_position(layout, position, node),
+				 timestamptz_to_str(start), (double) Abs(start - now) / 1e6,
+				 start > now ? "ahead of" : "behind") :
+		pstrdup("none (the layout has no ID above them)");
+	ereport(LOG,
+			(errmsg("snowid continues under a changed layout (%s)", changes.data),
+			 errdetail("Every ID issued before is below " UINT64_FORMAT "; the next ID will be %s.",
+					   b->bound, next_text)));
+}
 
 /* ---- the file ---- */
 
@@ -89,29 +345,50 @@ static void snowid_highwater_shutdown(int code, Datum arg);
  * The file holds two slots, each one line of text padded with zero bytes to
  * a sector:
  *
- *	 snowid-highwater-2 <generation> <bound in us since 2000-01-01 UTC> <crc>
+ *	 snowid-highwater-3 <generation> <bound> <node_id> <epoch> <tick_us>
+ *		<node_bits> <sequence_bits> <timestamp_bits> <crc>
  *
- * where crc is the CRC-32C of the text before it, in hex.  A write fills the
- * slot of the next generation (generation % 2) in place and syncs it; the
- * bound it replaces is published only after that, so if a crash tears the
- * write, the other slot still holds a bound nothing was issued beyond.  This
- * costs one fdatasync per renewal instead of the four fsyncs of writing a
- * file aside and renaming it, which is reserved for creating the file.  The
- * newest valid slot wins.  A file in the one-line format of the first
- * release ("snowid-highwater-1 <bound>") is read too, and replaced at the
- * first write; it is also the format to write by hand.
+ * (one line), where bound is an ID every issued ID lies below, epoch is in
+ * microseconds since 2000-01-01 UTC and crc is the CRC-32C of the text
+ * before it, in hex.  A write fills the slot of the next generation
+ * (generation % 2) in place and syncs it; the bound it replaces is published
+ * only after that, so if a crash tears the write, the other slot still holds
+ * a bound nothing was issued beyond.  This costs one fdatasync per renewal
+ * instead of the four fsyncs of writing a file aside and renaming it, which
+ * is reserved for creating the file.  The newest valid slot wins.
+ *
+ * Also read, and replaced at the first write: the slots of version 1.1
+ * ("snowid-highwater-2 <generation> <bound as a timestamp> <crc>"), the
+ * one-line format of its first release ("snowid-highwater-1 <timestamp>"),
+ * and the line to write by hand, "snowid-last-id <ID>": the highest ID this
+ * server issued, read in the layout in force.  Both one-line formats mean
+ * the layout in force.
  */
+
+/* The text of a slot before its CRC, into text (128 bytes); its length. */
+static int
+snowid_highwater_slot_text(char *text, uint64 gen, const SnowidBound *b)
+{
+	if (!b->has_layout)
+		return snprintf(text, 128, "%s " UINT64_FORMAT " " INT64_FORMAT,
+						SNOWID_HIGHWATER_MAGIC_V2, gen, (int64) b->until);
+	return snprintf(text, 128, "%s " UINT64_FORMAT " " UINT64_FORMAT " %d "
+					INT64_FORMAT " " INT64_FORMAT " %d %d %d",
+					SNOWID_HIGHWATER_MAGIC, gen, b->bound, b->node_id,
+					(int64) b->layout.epoch, b->layout.tick_us,
+					b->layout.node_bits, b->layout.sequence_bits,
+					b->layout.timestamp_bits);
+}
 
 /* Format the slot of generation gen into slot (SNOWID_HIGHWATER_SLOT bytes). */
 static void
-snowid_highwater_format_slot(char *slot, uint64 gen, TimestampTz until)
+snowid_highwater_format_slot(char *slot, uint64 gen, const SnowidBound *b)
 {
 	char		text[128];
 	int			len;
 	pg_crc32c	crc;
 
-	len = snprintf(text, sizeof(text), "%s " UINT64_FORMAT " " INT64_FORMAT,
-				   SNOWID_HIGHWATER_MAGIC, gen, (int64) until);
+	len = snowid_highwater_slot_text(text, gen, b);
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, text, len);
 	FIN_CRC32C(crc);
@@ -121,64 +398,105 @@ snowid_highwater_format_slot(char *slot, uint64 gen, TimestampTz until)
 
 /* Parse one slot; false if it is empty, torn or damaged. */
 static bool
-snowid_highwater_parse_slot(const char *slot, uint64 *gen, TimestampTz *until)
+snowid_highwater_parse_slot(const char *slot, uint64 *gen, SnowidBound *b)
 {
 	char		line[SNOWID_HIGHWATER_SLOT + 1];
 	char		expect[SNOWID_HIGHWATER_SLOT];
 	unsigned long long g;
+	unsigned long long bound;
+	long long	epoch;
+	long long	tick_us;
 	long long	u;
+	int			node_id;
 	unsigned int crc;
 
 	memcpy(line, slot, SNOWID_HIGHWATER_SLOT);
 	line[SNOWID_HIGHWATER_SLOT] = '\0';
-	if (sscanf(line, SNOWID_HIGHWATER_MAGIC " %llu %lld %x", &g, &u, &crc) != 3 ||
-		!IS_VALID_TIMESTAMP((TimestampTz) u))
+	memset(b, 0, sizeof(*b));
+	if (sscanf(line, SNOWID_HIGHWATER_MAGIC " %llu %llu %d %lld %lld %d %d %d %x",
+			   &g, &bound, &node_id, &epoch, &tick_us, &b->layout.node_bits,
+			   &b->layout.sequence_bits, &b->layout.timestamp_bits, &crc) == 9)
+	{
+		b->has_layout = true;
+		b->bound = (uint64) bound;
+		b->node_id = node_id;
+		b->layout.epoch = (TimestampTz) epoch;
+		b->layout.tick_us = (int64) tick_us;
+		b->layout.id_bits = b->layout.node_bits + b->layout.sequence_bits +
+			b->layout.timestamp_bits;
+		if (!snowid_layout_sane(&b->layout) || node_id < -1 ||
+			b->bound > (UINT64CONST(1) << 63))
+			return false;
+	}
+	else if (sscanf(line, SNOWID_HIGHWATER_MAGIC_V2 " %llu %lld %x", &g, &u, &crc) == 3)
+	{
+		b->until = (TimestampTz) u;
+		if (!IS_VALID_TIMESTAMP(b->until))
+			return false;
+	}
+	else
 		return false;
-	snowid_highwater_format_slot(expect, (uint64) g, (TimestampTz) u);
+	snowid_highwater_format_slot(expect, (uint64) g, b);
 	if (memcmp(expect, slot, SNOWID_HIGHWATER_SLOT) != 0)
 		return false;			/* CRC, spelling or padding do not match */
 	*gen = (uint64) g;
-	*until = (TimestampTz) u;
 	return true;
+}
+
+/* Parse a file of one line (formats -1 and last-id); false if it is not one. */
+static bool
+snowid_highwater_parse_line(const char *buf, int len, SnowidBound *b)
+{
+	char		line[SNOWID_HIGHWATER_SIZE];
+	long long	value;
+	char		rest;
+
+	if (len >= (int) SNOWID_HIGHWATER_SIZE)
+		return false;
+	memcpy(line, buf, len);
+	line[len] = '\0';
+	memset(b, 0, sizeof(*b));
+	if (sscanf(line, SNOWID_HIGHWATER_MAGIC_V1 " %lld %c", &value, &rest) == 1)
+	{
+		b->until = (TimestampTz) value;
+		return IS_VALID_TIMESTAMP(b->until);
+	}
+	if (sscanf(line, SNOWID_HIGHWATER_MAGIC_LAST_ID " %lld %c", &value, &rest) == 1 &&
+		value >= 0)
+	{
+		b->has_layout = true;
+		b->bound = (uint64) value + 1;
+		b->layout = snowid_active_layout;
+		b->node_id = snowid_node_id;
+		return true;
+	}
+	return false;
 }
 
 /*
  * Parse the file's contents: true and the newest bound and its generation
- * (0 for the one-line format), or false if nothing valid is in it.
+ * (0 for a one-line file), or false if nothing valid is in it.
  */
 static bool
-snowid_highwater_parse(const char *buf, int len, uint64 *gen, TimestampTz *until)
+snowid_highwater_parse(const char *buf, int len, uint64 *gen, SnowidBound *b)
 {
 	bool		found = false;
 
-	if (len < (int) SNOWID_HIGHWATER_SIZE &&
-		strncmp(buf, SNOWID_HIGHWATER_MAGIC_V1 " ", strlen(SNOWID_HIGHWATER_MAGIC_V1) + 1) == 0)
-	{
-		char		line[SNOWID_HIGHWATER_SIZE];
-		long long	value;
-		char		rest;
-
-		memcpy(line, buf, len);
-		line[len] = '\0';
-		if (sscanf(line, SNOWID_HIGHWATER_MAGIC_V1 " %lld %c", &value, &rest) != 1 ||
-			!IS_VALID_TIMESTAMP((TimestampTz) value))
-			return false;
-		*gen = 0;
-		*until = (TimestampTz) value;
-		return true;
-	}
 	if (len != SNOWID_HIGHWATER_SIZE)
-		return false;
+	{
+		*gen = 0;
+		return snowid_highwater_parse_line(buf, len, b);
+	}
 	for (int i = 0; i < 2; i++)
 	{
 		uint64		g;
-		TimestampTz u;
+		SnowidBound slot;
 
-		if (snowid_highwater_parse_slot(buf + i * SNOWID_HIGHWATER_SLOT, &g, &u) &&
+		if (snowid_highwater_parse_slot(buf + i * SNOWID_HIGHWATER_SLOT, &g, &slot) &&
 			(!found || g > *gen))
 		{
 			*gen = g;
-			*until = u;
+			*b = slot;
 			found = true;
 		}
 	}
@@ -206,25 +524,27 @@ snowid_highwater_read_fd(int fd, char *buf)
 	}
 }
 
+#define SNOWID_HAND_HINT \
+	"If you know the highest ID this server issued, replace the file with the line \"" \
+	SNOWID_HIGHWATER_MAGIC_LAST_ID " <that ID>\" (read in the layout now configured); otherwise restore the file from a backup."
+
 /*
- * Read the persisted bound; DT_NOBEGIN if there is no file yet.  A file
- * that exists but cannot be read is fatal: starting from zero could reissue
- * IDs.
+ * Read the persisted bound into b; false if there is no file.  A file that
+ * exists but cannot be read is fatal: starting from zero could reissue IDs.
  */
-static TimestampTz
-snowid_highwater_read(void)
+static bool
+snowid_highwater_read(SnowidBound *b)
 {
 	char		buf[SNOWID_HIGHWATER_SIZE + 1];
 	int			fd;
 	int			len;
 	uint64		gen;
-	TimestampTz until;
 
 	fd = OpenTransientFile(SNOWID_HIGHWATER_FILE, O_RDONLY | PG_BINARY);
 	if (fd < 0)
 	{
 		if (errno == ENOENT)
-			return DT_NOBEGIN;
+			return false;
 		ereport(FATAL,
 				(errcode_for_file_access(),
 				 errmsg("could not open file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
@@ -235,14 +555,13 @@ snowid_highwater_read(void)
 				(errcode_for_file_access(),
 				 errmsg("could not read file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
 	CloseTransientFile(fd);
-	if (!snowid_highwater_parse(buf, len, &gen, &until))
+	if (!snowid_highwater_parse(buf, len, &gen, b))
 		ereport(FATAL,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("snowid high-water file \"%s\" is corrupt", SNOWID_HIGHWATER_FILE),
 				 errdetail("snowid cannot know which IDs this server issued before, so it does not start."),
-				 errhint("If you know no ID was issued after a time T, replace the file with the line \"%s <microseconds of T since 2000-01-01 UTC>\".",
-						 SNOWID_HIGHWATER_MAGIC_V1)));
-	return until;
+				 errhint(SNOWID_HAND_HINT)));
+	return true;
 }
 
 /*
@@ -283,26 +602,58 @@ snowid_highwater_put(int fd, const char *path, const char *buf, int len,
 	return true;
 }
 
-/* Create the file with one slot, written aside and renamed into place. */
+/* Write len bytes as the whole of file path, aside and renamed into place. */
 static bool
-snowid_highwater_create(uint64 gen, TimestampTz until, int elevel)
+snowid_write_durably(const char *path, const char *tmp, const char *buf,
+					 int len, int elevel)
 {
-	char		buf[SNOWID_HIGHWATER_SIZE];
 	int			fd;
 
-	memset(buf, 0, sizeof(buf));
-	snowid_highwater_format_slot(buf + (gen % 2) * SNOWID_HIGHWATER_SLOT, gen, until);
-	fd = OpenTransientFile(SNOWID_HIGHWATER_TMP, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
 	{
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", SNOWID_HIGHWATER_TMP)));
+				 errmsg("could not create file \"%s\": %m", tmp)));
 		return false;
 	}
-	if (!snowid_highwater_put(fd, SNOWID_HIGHWATER_TMP, buf, sizeof(buf), 0, elevel))
+	if (!snowid_highwater_put(fd, tmp, buf, len, 0, elevel))
 		return false;
-	return durable_rename(SNOWID_HIGHWATER_TMP, SNOWID_HIGHWATER_FILE, elevel) == 0;
+	return durable_rename(tmp, path, elevel) == 0;
+}
+
+/*
+ * Create the marker that says this data directory has issued IDs, unless it
+ * exists.  It holds the system identifier, to say in messages which cluster
+ * wrote it (a marker copied along from another cluster, say after
+ * pg_upgrade, still counts).
+ */
+static bool
+snowid_issued_create(int elevel)
+{
+	char		line[64];
+	int			len;
+
+	if (access(SNOWID_ISSUED_FILE, F_OK) == 0)
+		return true;
+	len = snprintf(line, sizeof(line), "%s " UINT64_FORMAT "\n",
+				   SNOWID_ISSUED_MAGIC, GetSystemIdentifier());
+	return snowid_write_durably(SNOWID_ISSUED_FILE, SNOWID_ISSUED_TMP, line, len,
+								elevel);
+}
+
+/* Create the file with one slot; the marker first. */
+static bool
+snowid_highwater_create(uint64 gen, const SnowidBound *b, int elevel)
+{
+	char		buf[SNOWID_HIGHWATER_SIZE];
+
+	if (!snowid_issued_create(elevel))
+		return false;
+	memset(buf, 0, sizeof(buf));
+	snowid_highwater_format_slot(buf + (gen % 2) * SNOWID_HIGHWATER_SLOT, gen, b);
+	return snowid_write_durably(SNOWID_HIGHWATER_FILE, SNOWID_HIGHWATER_TMP,
+								buf, sizeof(buf), elevel);
 }
 
 /*
@@ -311,20 +662,20 @@ snowid_highwater_create(uint64 gen, TimestampTz until, int elevel)
  * elevel.
  */
 static bool
-snowid_highwater_write(TimestampTz until, int elevel)
+snowid_highwater_write(const SnowidBound *b, int elevel)
 {
 	char		buf[SNOWID_HIGHWATER_SIZE + 1];
 	int			fd;
 	int			len;
 	uint64		gen = 0;
-	TimestampTz old;
+	SnowidBound old;
 	off_t		offset;
 
 	fd = OpenTransientFile(SNOWID_HIGHWATER_FILE, O_RDWR | PG_BINARY);
 	if (fd < 0)
 	{
 		if (errno == ENOENT)
-			return snowid_highwater_create(1, until, elevel);
+			return snowid_highwater_create(1, b, elevel);
 		ereport(elevel,
 				(errcode_for_file_access(),
 				 errmsg("could not open file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
@@ -333,33 +684,15 @@ snowid_highwater_write(TimestampTz until, int elevel)
 	len = snowid_highwater_read_fd(fd, buf);
 	if (len != SNOWID_HIGHWATER_SIZE || !snowid_highwater_parse(buf, len, &gen, &old))
 	{
-		/* the one-line format, or a file damaged since start: replace it */
+		/* a one-line format, or a file damaged since start: replace it */
 		CloseTransientFile(fd);
-		return snowid_highwater_create(gen + 1, until, elevel);
+		return snowid_highwater_create(gen + 1, b, elevel);
 	}
 	gen++;
-	snowid_highwater_format_slot(buf, gen, until);
+	snowid_highwater_format_slot(buf, gen, b);
 	offset = (off_t) (gen % 2) * SNOWID_HIGHWATER_SLOT;
 	return snowid_highwater_put(fd, SNOWID_HIGHWATER_FILE, buf,
 								SNOWID_HIGHWATER_SLOT, offset, elevel);
-}
-
-/* ---- conversions ---- */
-
-/* First position of the first tick starting at or after ts. */
-static uint64
-snowid_position_at(const SnowidLayout *layout, TimestampTz ts)
-{
-	int64		tick;
-
-	if (ts == DT_NOBEGIN)
-		return 0;
-	tick = snowid_tick_of(layout, ts - 1) + 1;	/* ceiling */
-	if (tick <= 0)
-		return 0;
-	if (tick > snowid_max_tick(layout))
-		return snowid_position_end(layout);
-	return (uint64) tick << layout->sequence_bits;
 }
 
 /* Raise an atomic to at least value. */
@@ -375,52 +708,92 @@ snowid_atomic_raise(pg_atomic_uint64 *ptr, uint64 value)
 /* ---- start-up ---- */
 
 /*
+ * No high-water file: a fresh data directory, unless the marker says that
+ * IDs were issued here, which makes it a refusal to start.
+ */
+static void
+snowid_highwater_missing(void)
+{
+	char		buf[64];
+	int			fd;
+	int			len;
+	unsigned long long sysid = 0;
+
+	fd = OpenTransientFile(SNOWID_ISSUED_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			return;
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", SNOWID_ISSUED_FILE)));
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	CloseTransientFile(fd);
+	buf[Max(len, 0)] = '\0';
+	(void) sscanf(buf, SNOWID_ISSUED_MAGIC " %llu", &sysid);
+	ereport(FATAL,
+			(errcode(ERRCODE_UNDEFINED_FILE),
+			 errmsg("snowid high-water file \"%s\" is missing", SNOWID_HIGHWATER_FILE),
+			 errdetail("The file \"%s\" shows that this data directory (system identifier %llu) has issued snowids, but the file that records the highest of them is gone; starting from the clock could issue some of them again.",
+					   SNOWID_ISSUED_FILE, sysid),
+			 errhint(SNOWID_HAND_HINT)));
+}
+
+/*
  * Called once per shared-memory initialisation, in the postmaster, before
  * recovery: nothing below the persisted bound will be issued.
  */
 void
 snowid_highwater_load(SnowidShared *shared)
 {
-	TimestampTz until = snowid_highwater_read();
-	uint64		position = snowid_position_at(&snowid_active_layout, until);
+	const SnowidLayout *layout = &snowid_active_layout;
+	SnowidBound b;
+	uint64		position = 0;
+	TimestampTz until = 0;		/* 0 stands for "nothing reserved yet" */
+
+	if (!snowid_highwater_read(&b))
+		snowid_highwater_missing();
+	else
+	{
+		/* a data directory of 1.1, or a crash before the marker was made */
+		(void) snowid_issued_create(WARNING);
+		position = snowid_bound_position(&b);
+		if (!snowid_bound_is_here(&b))
+			snowid_check_layout_change(&b, position);
+		/* real bounds lie after 2000 */
+		until = Max(b.has_layout ? snowid_position_until(layout, position) : b.until, 0);
+	}
 
 	pg_atomic_write_u64(&shared->next_position, position);
 	pg_atomic_write_u64(&shared->reserved_position, position);
+	pg_atomic_write_u64(&shared->reserved_until, (uint64) until);
 	if (!IsUnderPostmaster)
 		on_shmem_exit(snowid_highwater_shutdown, (Datum) 0);
-	/* 0 stands for "nothing reserved yet": real bounds lie after 2000 */
-	pg_atomic_write_u64(&shared->reserved_until,
-						until == DT_NOBEGIN ? 0 : (uint64) Max(until, 0));
 }
 
 /*
  * At a clean exit of the postmaster (every backend gone), lower the
- * persisted bound to just above the last issued position, so that the next
- * start continues there instead of at the reserved bound, with no wait.  On
- * any other exit, or if the write fails, the reserved bound stays: it is
- * higher, so still safe.
+ * persisted bound to just above the last issued ID, so that the next start
+ * continues there instead of at the reserved bound, with no wait.  On any
+ * other exit, or if the write fails, the reserved bound stays: it is
+ * higher, so still safe.  Nothing issued since start (a standby, a server
+ * without a node ID): the file stays as it is.
  */
 static void
 snowid_highwater_shutdown(int code, Datum arg)
 {
 	SnowidShared *shared = snowid_shared;
-	const SnowidLayout *layout = &snowid_active_layout;
 	uint64		next;
-	TimestampTz until;
+	SnowidBound b;
 
 	if (code != 0 || shared == NULL)
 		return;
 	next = pg_atomic_read_u64(&shared->next_position);
-	if (next == 0)
+	if (next == 0 || next >= pg_atomic_read_u64(&shared->reserved_position))
 		return;
-	/* the first tick with nothing issued in it */
-	if (!snowid_tick_start(layout,
-						   (int64) ((next + snowid_sequence_mask(layout)) >>
-									layout->sequence_bits),
-						   &until))
-		return;
-	if (until < (TimestampTz) pg_atomic_read_u64(&shared->reserved_until))
-		(void) snowid_highwater_write(until, LOG);
+	snowid_bound_here(&b, next);
+	(void) snowid_highwater_write(&b, LOG);
 }
 
 /* ---- renewal ---- */
@@ -450,8 +823,9 @@ snowid_highwater_renew(SnowidShared *shared, const SnowidLayout *layout,
 	int64		from = Max(last_tick, wall_tick);
 	int64		target;
 	int64		reserved_tick;
-	TimestampTz until;
-	xl_snowid_reserve xlrec;
+	uint64		position;
+	SnowidBound b;
+	xl_snowid_bound xlrec;
 	XLogRecPtr	lsn;
 
 	if (wait)
@@ -469,46 +843,109 @@ snowid_highwater_renew(SnowidShared *shared, const SnowidLayout *layout,
 	}
 
 	target = Min(from + window_ticks, snowid_max_tick(layout) + 1);
-	if (!snowid_tick_start(layout, target, &until))
-		until = DT_NOEND - 1;	/* beyond timestamptz: cannot happen in practice */
+	position = (uint64) target << layout->sequence_bits;
+	snowid_bound_here(&b, position);
 
-	xlrec.reserved_until = until;
-	xlrec.node_id = snowid_node_id;
+	memset(&xlrec, 0, sizeof(xlrec));
+	xlrec.bound = b.bound;
+	xlrec.epoch = b.layout.epoch;
+	xlrec.tick_us = b.layout.tick_us;
+	xlrec.node_id = b.node_id;
+	xlrec.node_bits = b.layout.node_bits;
+	xlrec.sequence_bits = b.layout.sequence_bits;
+	xlrec.timestamp_bits = b.layout.timestamp_bits;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-	lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_RESERVE);
+	lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_BOUND);
 	XLogFlush(lsn);
 	SyncRepWaitForLSN(lsn, false);
-	(void) snowid_highwater_write(until, ERROR);
+	(void) snowid_highwater_write(&b, ERROR);
 
-	pg_atomic_write_u64(&shared->reserved_until, (uint64) until);
-	pg_atomic_write_u64(&shared->reserved_position,
-						(uint64) target << layout->sequence_bits);
+	pg_atomic_write_u64(&shared->reserved_until,
+						(uint64) snowid_position_until(layout, position));
+	pg_atomic_write_u64(&shared->reserved_position, position);
 	pg_atomic_fetch_add_u64(&shared->renewals, 1);
 	LWLockRelease(shared->renew_lock);
 }
 
 /* ---- the resource manager ---- */
 
+/* The bound of a record of either version. */
+static void
+snowid_record_bound(XLogReaderState *record, SnowidBound *b)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	memset(b, 0, sizeof(*b));
+	if (info == XLOG_SNOWID_RESERVE)
+	{
+		xl_snowid_reserve *xlrec = (xl_snowid_reserve *) XLogRecGetData(record);
+
+		b->until = xlrec->reserved_until;
+		b->node_id = xlrec->node_id;
+	}
+	else if (info == XLOG_SNOWID_BOUND)
+	{
+		xl_snowid_bound *xlrec = (xl_snowid_bound *) XLogRecGetData(record);
+
+		b->has_layout = true;
+		b->bound = xlrec->bound;
+		b->node_id = xlrec->node_id;
+		b->layout.epoch = xlrec->epoch;
+		b->layout.tick_us = xlrec->tick_us;
+		b->layout.node_bits = xlrec->node_bits;
+		b->layout.sequence_bits = xlrec->sequence_bits;
+		b->layout.timestamp_bits = xlrec->timestamp_bits;
+		b->layout.id_bits = xlrec->node_bits + xlrec->sequence_bits +
+			xlrec->timestamp_bits;
+	}
+	else
+		elog(PANIC, "snowid_redo: unknown op code %u", info);
+}
+
+/*
+ * Replay raises this server's bound to the record's, converted to this
+ * server's layout and node ID if they differ (a standby configured apart
+ * from its primary): then the promoted server continues above the
+ * primary's IDs, or its callers get the clock error, never a lower ID.
+ */
 static void
 snowid_redo(XLogReaderState *record)
 {
-	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-	xl_snowid_reserve *xlrec = (xl_snowid_reserve *) XLogRecGetData(record);
 	SnowidShared *shared = snowid_shared;
+	SnowidBound b;
+	SnowidBound here;
 	uint64		position;
+	static bool logged = false;
 
-	if (info != XLOG_SNOWID_RESERVE)
-		elog(PANIC, "snowid_redo: unknown op code %u", info);
 	if (shared == NULL)
 		elog(PANIC, "snowid_redo: shared memory is not initialised");
+	snowid_record_bound(record, &b);
+	position = snowid_bound_position(&b);
 
-	if ((TimestampTz) pg_atomic_read_u64(&shared->reserved_until) >= xlrec->reserved_until)
+	if (!logged && !snowid_bound_is_here(&b) && snowid_node_id >= 0)
+	{
+		StringInfoData changes;
+		StringInfoData previous;
+
+		initStringInfo(&changes);
+		initStringInfo(&previous);
+		snowid_describe_change(&b, &changes, &previous);
+		ereport(LOG,
+				(errmsg("snowid replays reservations made under another layout (%s)",
+						changes.data),
+				 errdetail("Their bounds are converted to this server's layout; if it cannot reach them within snowid.max_lead and snowid.max_wait of the clock, snowid_next() fails after promotion instead of issuing lower IDs.")));
+		logged = true;
+	}
+
+	if (pg_atomic_read_u64(&shared->reserved_position) >= position)
 		return;					/* already known (e.g. from the file) */
 
-	(void) snowid_highwater_write(xlrec->reserved_until, ERROR);
-	position = snowid_position_at(&snowid_active_layout, xlrec->reserved_until);
-	snowid_atomic_raise(&shared->reserved_until, (uint64) xlrec->reserved_until);
+	snowid_bound_here(&here, position);
+	(void) snowid_highwater_write(&here, ERROR);
+	snowid_atomic_raise(&shared->reserved_until,
+						(uint64) Max(snowid_position_until(&snowid_active_layout,
+														   position), 0));
 	snowid_atomic_raise(&shared->reserved_position, position);
 	snowid_atomic_raise(&shared->next_position, position);
 }
@@ -517,21 +954,32 @@ static void
 snowid_desc(StringInfo buf, XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	SnowidBound b;
 
-	if (info == XLOG_SNOWID_RESERVE)
-	{
-		xl_snowid_reserve *xlrec = (xl_snowid_reserve *) XLogRecGetData(record);
-
-		appendStringInfo(buf, "node %d reserved until %s", xlrec->node_id,
-						 timestamptz_to_str(xlrec->reserved_until));
-	}
+	if (info != XLOG_SNOWID_RESERVE && info != XLOG_SNOWID_BOUND)
+		return;
+	snowid_record_bound(record, &b);
+	if (!b.has_layout)
+		appendStringInfo(buf, "node %d reserved until %s", b.node_id,
+						 timestamptz_to_str(b.until));
+	else
+		appendStringInfo(buf, "node %d reserved below ID " UINT64_FORMAT
+						 " (epoch %s, tick " INT64_FORMAT " us, %d/%d/%d bits)",
+						 b.node_id, b.bound, timestamptz_to_str(b.layout.epoch),
+						 b.layout.tick_us, b.layout.timestamp_bits,
+						 b.layout.node_bits, b.layout.sequence_bits);
 }
 
 static const char *
 snowid_identify(uint8 info)
 {
-	if ((info & ~XLR_INFO_MASK) == XLOG_SNOWID_RESERVE)
-		return "RESERVE";
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_SNOWID_RESERVE:
+			return "RESERVE";
+		case XLOG_SNOWID_BOUND:
+			return "BOUND";
+	}
 	return NULL;
 }
 

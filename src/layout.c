@@ -57,3 +57,37 @@ snowid_layout_end(const SnowidLayout *layout)
 		return DT_NOEND;
 	return end;
 }
+
+uint64
+snowid_position_at_or_above(const SnowidLayout *layout, int32 node,
+							uint64 bound)
+{
+	const int	shift = layout->node_bits + layout->sequence_bits;
+	const uint64 low_mask = (UINT64CONST(1) << shift) - 1;
+	uint64		tick = bound >> shift;
+	uint64		low = bound & low_mask; /* node and sequence part */
+	uint64		node_part = (uint64) node << layout->sequence_bits;
+	uint64		seq = 0;
+
+	if (low > node_part)
+	{
+		if ((low >> layout->sequence_bits) == (uint64) node)
+			seq = low & snowid_sequence_mask(layout);	/* same tick, same node */
+		else
+			tick++;				/* this node's IDs of the tick are all below */
+	}
+	/* tick is at most 2^63 here, so the comparison comes before any shift */
+	if (tick > (uint64) snowid_max_tick(layout))
+		return snowid_position_end(layout);
+	return (tick << layout->sequence_bits) | seq;
+}
+
+uint64
+snowid_bound_of_position(const SnowidLayout *layout, uint64 position,
+						 int32 node)
+{
+	if (position >= snowid_position_end(layout))
+		return UINT64CONST(1) << (layout->timestamp_bits + layout->node_bits +
+								  layout->sequence_bits);
+	return (uint64) snowid_id_from_position(layout, position, node);
+}

@@ -124,6 +124,22 @@ extern bool snowid_tick_start(const SnowidLayout *layout, int64 tick,
 extern int64 snowid_tick_of(const SnowidLayout *layout, TimestampTz ts);
 
 /*
+ * The smallest position whose ID on node is at or above bound, an ID of any
+ * layout (up to 2^63); snowid_position_end(layout) if the layout has none.
+ * This is where a stream continues when every ID issued before lies below
+ * bound, whatever layout issued them.
+ */
+extern uint64 snowid_position_at_or_above(const SnowidLayout *layout,
+										  int32 node, uint64 bound);
+
+/*
+ * The bound that covers every position below position on node: the ID of
+ * position, or 2^(width of the layout) for snowid_position_end.
+ */
+extern uint64 snowid_bound_of_position(const SnowidLayout *layout,
+									   uint64 position, int32 node);
+
+/*
  * End of the layout's life: the start of the first tick it cannot express,
  * or DT_NOEND when that lies beyond what timestamptz can hold.
  */

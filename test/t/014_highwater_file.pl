@@ -7,6 +7,12 @@
 # by a crash leaves behind), refuse to start when neither is valid, and
 # still read the one-line format of the first release (also the format to
 # write by hand), replacing it at its first renewal.
+#
+# A data directory that has issued IDs (the marker $PGDATA/snowid.issued
+# says so) must not start without the file: deleting it used to let the next
+# start begin from the clock, below the last ID.  The line
+# "snowid-last-id <ID>" written by hand, or the file restored, lets it start
+# again, above that ID.
 
 use strict;
 use warnings;
@@ -64,7 +70,7 @@ $node->stop('immediate');
 ($older, $newer) = sort { $a->[0] <=> $b->[0] } @slots;
 # Change one digit of the newest bound: the CRC no longer matches.
 my $newest_offset = ($newer->[0] % 2) * 512;
-my $digit_at = $newest_offset + length("snowid-highwater-2 $newer->[0] ") + 3;
+my $digit_at = $newest_offset + length("snowid-highwater-3 $newer->[0] ") + 3;
 open my $rfh, '<:raw', $file or die;
 seek $rfh, $digit_at, 0;
 read $rfh, my $digit, 1;
@@ -89,7 +95,7 @@ ok(!$started, 'with both slots damaged the server does not start');
 my $log = slurp_file($node->logfile, $log_offset);
 like($log, qr/FATAL:  snowid high-water file "snowid.highwater" is corrupt/,
 	'the log says the high-water file is corrupt');
-like($log, qr/HINT:  If you know no ID was issued after a time T, replace the file with the line "snowid-highwater-1/,
+like($log, qr/HINT:  If you know the highest ID this server issued, replace the file with the line "snowid-last-id <that ID>"/,
 	'and how to repair it by hand');
 
 # ---- the one-line format, written by hand ----
@@ -105,6 +111,53 @@ my $first = $node->safe_psql('postgres',
 cmp_ok($first, '>=', $bound, 'the first ID lies at or above the hand-written bound');
 is(-s $file, 1024, 'the first renewal replaced it with the two-slot file');
 is(highwater_file($node->data_dir), reserved_until_us($node), 'holding the reservation in force');
+
+# ---- a deleted file ----
+
+ok(-e $node->data_dir . '/snowid.issued', 'the marker snowid.issued exists');
+# Run the stream ahead of the clock, so that a start from the clock would
+# issue IDs below the last one.
+set_policy($node, '3s', '1s');
+$node->safe_psql('postgres', 'SELECT count(*) FROM snowid_next_batch(1000000)')
+  for 1 .. 6;
+my $last = $node->safe_psql('postgres', 'SELECT snowid_next()');
+$node->stop;
+my $saved = slurp_file($file);
+unlink $file or die "could not remove $file: $!";
+$log_offset = -s $node->logfile;
+$started = $node->start(fail_ok => 1);
+ok(!$started, 'without snowid.highwater, a data directory that issued IDs does not start');
+$log = slurp_file($node->logfile, $log_offset);
+like($log, qr/FATAL:  snowid high-water file "snowid.highwater" is missing/,
+	'the log says the high-water file is missing');
+like($log, qr/DETAIL:  The file "snowid.issued" shows that this data directory \(system identifier \d+\) has issued snowids/,
+	'and why that matters');
+like($log, qr/HINT:  If you know the highest ID this server issued, replace the file with the line "snowid-last-id <that ID>"/,
+	'and how to write it by hand');
+
+# Written by hand from the last ID known.
+open $wfh, '>', $file or die;
+print $wfh "snowid-last-id $last\n";
+close $wfh or die;
+$node->start;
+my @after = split /\n/, $node->safe_psql('postgres',
+	'SELECT snowid_next() FROM generate_series(1, 1000)');
+cmp_ok(min_of(@after), '>', $last, 'with "snowid-last-id" written by hand, the IDs go on above the last one');
+ok(strictly_increasing(@after), 'and strictly increase');
+$last = max_of(@after);
+is(-s $file, 1024, 'the hand-written line was replaced by the two-slot file');
+
+# Restored from a copy.
+$node->stop;
+$saved = slurp_file($file);
+unlink $file or die;
+ok(!$node->start(fail_ok => 1), 'deleted again: no start');
+open $wfh, '>:raw', $file or die;
+print $wfh $saved;
+close $wfh or die;
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $last,
+	'with the file restored, the IDs go on above the last one');
 
 $node->stop;
 done_testing();

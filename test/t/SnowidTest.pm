@@ -7,7 +7,7 @@ use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 
 our @EXPORT = qw(snowid_node max_of min_of strictly_increasing set_policy
-  write_clock_offset highwater_slots highwater_file reserved_until_us);
+  write_clock_offset highwater_slots highwater_file highwater_fields reserved_until_us);
 
 # A new node, initialised but not started, that preloads snowid with the
 # given node ID (undef: none) and any extra postgresql.conf lines; the
@@ -81,9 +81,14 @@ sub write_clock_offset
 }
 
 # The slots of $PGDATA/snowid.highwater: a list of [generation, bound in
-# microseconds since 2000-01-01 UTC] for each slot that parses (the CRC is
-# the server's business), or (undef) if there is no file.  A file in the
-# one-line format of the first release gives one slot of generation 0.
+# microseconds since 2000-01-01 UTC, slot hash] for each slot that parses
+# (the CRC is the server's business), or (undef) if there is no file.  The
+# bound of a slot of version 1.2 ("snowid-highwater-3", an ID with its
+# layout) is the start of the first tick with no ID below the bound, which
+# is what snowid_stats().reserved_until shows; the hash holds its fields
+# (bound, node_id, epoch, tick_us, node_bits, sequence_bits,
+# timestamp_bits).  A slot of version 1.1 gives [generation, bound, {}], a
+# file in the one-line format of the first release one slot of generation 0.
 sub highwater_slots
 {
 	my ($datadir) = @_;
@@ -93,15 +98,37 @@ sub highwater_slots
 	local $/;
 	my $data = <$fh>;
 	close $fh;
-	return ([ 0, $1 ]) if $data =~ /^snowid-highwater-1 (-?\d+)\s*$/;
+	return ([ 0, $1, {} ]) if $data =~ /^snowid-highwater-1 (-?\d+)\s*$/;
 	my @slots;
 	for my $i (0, 1)
 	{
 		my $slot = substr($data, $i * 512, 512);
-		push @slots, [ $1, $2 ]
-		  if defined $slot && $slot =~ /^snowid-highwater-2 (\d+) (-?\d+) [0-9a-f]{8}\n/;
+		next unless defined $slot;
+		if ($slot =~ /^snowid-highwater-2 (\d+) (-?\d+) [0-9a-f]{8}\n/)
+		{
+			push @slots, [ $1, $2, {} ];
+		}
+		elsif ($slot =~
+			/^snowid-highwater-3 (\d+) (\d+) (-?\d+) (-?\d+) (\d+) (\d+) (\d+) (\d+) [0-9a-f]{8}\n/)
+		{
+			my %f;
+			@f{qw(bound node_id epoch tick_us node_bits sequence_bits timestamp_bits)} =
+			  ($2, $3, $4, $5, $6, $7, $8);
+			my $tick = $f{bound} >> ($f{node_bits} + $f{sequence_bits});
+			my $seq = $f{bound} & ((1 << $f{sequence_bits}) - 1);
+			$tick++ if $seq > 0;
+			push @slots, [ $1, $f{epoch} + $tick * $f{tick_us}, \%f ];
+		}
 	}
 	return @slots;
+}
+
+# The fields of the newest slot (see highwater_slots), or undef.
+sub highwater_fields
+{
+	my ($datadir) = @_;
+	my ($newest) = sort { $b->[0] <=> $a->[0] } grep { defined } highwater_slots($datadir);
+	return defined $newest ? $newest->[2] : undef;
 }
 
 # The bound of the newest slot, or undef if there is no file.
