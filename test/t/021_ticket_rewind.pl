@@ -7,6 +7,7 @@
 # - ALTER SEQUENCE ... SET UNLOGGED is refused, so a crash cannot reset it;
 # - a ticket that ran out of values says so after a restart, in its own
 #   words (2200H), not nextval's;
+# - DROP SEQUENCE in single-user mode removes the ticket's row;
 # - pg_dump carries the served mark into the restored database.
 
 use strict;
@@ -15,6 +16,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
@@ -95,6 +97,21 @@ like(
 	$err,
 	qr/ERROR:\s+2200H: ticket sequence "public.full_t" has no values left for shard 0.*HINT:\s+Move to a new ticket sequence/s,
 	'after a restart, the exhausted ticket gives the same error, not nextval\'s');
+
+# --- DROP in single-user mode (no event triggers) leaves no row behind ---
+$node->safe_psql('postgres', "SELECT snowid_ticket_create('single_t')");
+$node->stop;
+my ($s_out, $s_err) = ('', '');
+IPC::Run::run(
+	[ 'postgres', '--single', '-D', $node->data_dir, '-c', 'exit_on_error=true', 'postgres' ],
+	'<', \"DROP SEQUENCE single_t;\n", '>', \$s_out, '2>', \$s_err);
+is($?, 0, 'DROP SEQUENCE in single-user mode');
+$node->start;
+is( $node->safe_psql(
+		'postgres',
+		'SELECT count(*) FROM snowid_ticket WHERE seqrelid::oid NOT IN (SELECT oid FROM pg_class)'),
+	'0',
+	'no stale row of snowid_ticket after a DROP in single-user mode');
 
 # --- pg_dump keeps the served mark ---
 my $dump = $node->basedir . '/rw.dump';
