@@ -17,6 +17,7 @@ OBJS = \
 	src/highwater.o \
 	src/ticket_slot.o \
 	src/ticket_catalog.o \
+	src/ticket_guard.o \
 	src/ticket.o
 
 # One install script, sql/snowid.sql, built into the script of the current
@@ -27,11 +28,11 @@ DATA = sql/$(EXTENSION)--1.0.sql $(wildcard sql/$(EXTENSION)--*--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress inputs live in sql/, outputs in expected/ (PGXS defaults).
-REGRESS = upgrade layout layout_change generator errors gucs ticket ticket_errors text
+REGRESS = upgrade layout layout_change generator errors gucs ticket ticket_errors ticket_rewind text
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
 # (PostgreSQL 15's pg_isolation_regress has no --expecteddir).
-ISOLATION = concurrent_next ticket_boundary
+ISOLATION = concurrent_next ticket_boundary ticket_drop
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=snowid
 
 # TAP tests in test/t, run by `make prove` (PGXS only defines the variable).

@@ -138,8 +138,9 @@ COMMENT ON FUNCTION snowid_stats() IS
 
 
 -- Ticket sequences.  Each is a normal sequence (owned by its creator, not a
--- member of the extension, so pg_dump keeps it and its position) that
--- counts reserved blocks, plus a row here with its settings.
+-- member of the extension, so pg_dump keeps it and its position, but
+-- depending on it) that counts reserved blocks, plus a row here with its
+-- settings and its served mark.
 
 CREATE TABLE snowid_ticket (
 	seqrelid regclass PRIMARY KEY,
@@ -148,8 +149,10 @@ CREATE TABLE snowid_ticket (
 	block integer NOT NULL CHECK (block >= 1),
 	start bigint NOT NULL,
 	type regtype NOT NULL CHECK (type IN ('integer'::regtype, 'bigint'::regtype)),
-	stamp bigint NOT NULL			-- creation time in microseconds: tells a
+	stamp bigint NOT NULL,			-- creation time in microseconds: tells a
 									-- recycled OID from the ticket it replaced
+	served bigint NOT NULL DEFAULT -1	-- highest block handed out (-1: none);
+										-- raised in place, never lowered
 );
 
 COMMENT ON TABLE snowid_ticket IS
@@ -159,7 +162,32 @@ COMMENT ON TABLE snowid_ticket IS
 SELECT pg_catalog.pg_extension_config_dump('snowid_ticket', '');
 
 -- Everyone may read the settings; only snowid_ticket_create writes them.
-GRANT SELECT ON snowid_ticket TO PUBLIC;
+-- The served mark tells how far a ticket has got, which, as with the
+-- sequence's last_value, only privileged roles may see.
+REVOKE ALL ON snowid_ticket FROM PUBLIC;
+GRANT SELECT (seqrelid, shard, shards, block, start, type, stamp)
+	ON snowid_ticket TO PUBLIC;
+
+-- A row's sequence depends on the extension: DROP EXTENSION lists the ticket
+-- sequences (CASCADE drops them), and a sequence that merely got the OID of
+-- a dropped ticket is never taken for one.  Fires for rows written by
+-- snowid_ticket_create, by pg_restore and by the upgrade script, ALWAYS
+-- (also under session_replication_role = replica).
+CREATE FUNCTION snowid_ticket_registered()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'snowid_ticket_registered'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_ticket_registered() IS
+'trigger on snowid_ticket: makes a ticket sequence depend on the extension';
+
+REVOKE ALL ON FUNCTION snowid_ticket_registered() FROM PUBLIC;
+
+CREATE TRIGGER snowid_ticket_registered
+AFTER INSERT OR UPDATE OF seqrelid ON snowid_ticket
+FOR EACH ROW EXECUTE FUNCTION snowid_ticket_registered();
+
+ALTER TABLE snowid_ticket ENABLE ALWAYS TRIGGER snowid_ticket_registered;
 
 CREATE FUNCTION snowid_ticket_create(name text,
 									 shard integer DEFAULT 0,
@@ -239,7 +267,9 @@ COMMENT ON VIEW snowid_tickets IS
 GRANT SELECT ON snowid_tickets TO PUBLIC;
 
 -- DROP of a ticket sequence (directly or through DROP SCHEMA, DROP OWNED,
--- ...) removes its row.  SECURITY DEFINER because the dropping user need not
+-- ...) removes its row.  With snowid preloaded, its object-access hook does
+-- that first, in every mode; this trigger covers servers that load snowid
+-- only on demand.  SECURITY DEFINER because the dropping user need not
 -- be allowed to write snowid_ticket; the search_path is fixed.
 CREATE FUNCTION snowid_ticket_dropped()
 RETURNS event_trigger

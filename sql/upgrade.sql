@@ -52,7 +52,22 @@ SELECT snowid_ticket_create('upgrade_t');
 SELECT snowid_ticket_next('upgrade_t');
 DROP SEQUENCE upgrade_t;
 SELECT count(*) AS rows_left FROM snowid_ticket;
+-- A ticket of 1.1 that lives on: the update gives it its served mark and
+-- its dependency on the extension.
+SELECT snowid_ticket_create('upgrade_keep', 0, 1, 5);
+SELECT array_agg(snowid_ticket_next('upgrade_keep')) FROM generate_series(1, 7);
 ALTER EXTENSION snowid UPDATE;
+SELECT served, pg_sequence_last_value('upgrade_keep') AS last_block
+  FROM snowid_ticket WHERE seqrelid = 'upgrade_keep'::regclass;
+SELECT pg_describe_object(classid, objid, 0) AS object,
+	   pg_describe_object(refclassid, refobjid, 0) AS depends_on, deptype
+  FROM pg_depend
+ WHERE classid = 'pg_class'::regclass AND objid = 'upgrade_keep'::regclass
+   AND refclassid = 'pg_extension'::regclass;
+SELECT array_agg(snowid_ticket_next('upgrade_keep')) FROM generate_series(1, 5);
+SELECT setval('upgrade_keep', 0);
+SELECT snowid_ticket_next('upgrade_keep') FROM generate_series(1, 5);
+DROP SEQUENCE upgrade_keep;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
   FROM pg_extension WHERE extname = 'snowid';

@@ -19,6 +19,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
@@ -139,6 +140,12 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 	if (block < 1)
 		snowid_ticket_bad_argument("block size",
 								   psprintf("The block size must be at least 1, not %d.", block));
+	if (snowid_ticket_type_max(type) == 0 &&
+		(!OidIsValid(type) || !SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(type))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid type for ticket sequence: %u", type),
+				 errdetail("Ticket sequences are of type integer or bigint.")));
 	if (snowid_ticket_type_max(type) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -186,6 +193,8 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 	relid = get_relname_relid(rv->relname, nspid);
 	if (!OidIsValid(relid))
 		elog(ERROR, "sequence %s not found after creation", qualified);
+	/* a row with this OID is stale: its sequence was dropped unnoticed */
+	snowid_ticket_forget(relid);
 	sql = psprintf("COMMENT ON SEQUENCE %s IS %s", qualified,
 				   quote_literal_cstr("ticket sequence: counts reserved blocks; take values with snowid_ticket_next()"));
 	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)

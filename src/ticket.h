@@ -6,7 +6,9 @@
  *
  * ticket_slot.c owns the slots and blocks (its header comment has the
  * protocol and why no value is issued twice), ticket_catalog.c the
- * settings, privileges and DROP hooks, ticket.c the SQL functions.
+ * settings, privileges and DROP hooks, ticket_guard.c what keeps the
+ * backing sequence from being rewound (served mark, settings, ALTER,
+ * registration), ticket.c the SQL functions.
  *
  *-------------------------------------------------------------------------
  */
@@ -46,6 +48,8 @@ typedef struct SnowidTicketSlot
 	int64		next_first;
 	uint32		next_count;
 	int64		blocks_reserved;	/* by this server since start */
+	int64		served;			/* served mark, valid while served_bind */
+	uint32		served_bind;	/* == bind_count: no re-read needed */
 	SnowidTicketBuf buf[2];
 	LWLock	   *lock;
 } SnowidTicketSlot;
@@ -89,6 +93,17 @@ extern SnowidTakeResult snowid_ticket_next_block(SnowidTicketSlot *slot,
 												 SnowidTicketEntry *entry,
 												 uint32 g, int64 *value,
 												 uint32 *count);
+
+/* ticket_guard.c */
+extern Oid	snowid_ticket_table(Oid *extoid);
+extern void snowid_ticket_lock_table(const char *name);
+extern int64 snowid_ticket_served(Oid relid, const char *name);
+extern void snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
+									   const SnowidTicketSpec *spec);
+extern void snowid_ticket_check_sequence(Oid relid, const char *name,
+										 const SnowidTicketSpec *spec);
+extern void snowid_ticket_forget(Oid relid);
+extern void snowid_ticket_guard_init(void);
 
 /* ticket_catalog.c */
 extern const char *snowid_ticket_name(Oid relid);

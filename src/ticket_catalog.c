@@ -34,7 +34,11 @@ static object_access_hook_type prev_object_access_hook = NULL;
 
 /*
  * DROP of a sequence, of the extension or of a database frees the slots it
- * leaves behind (the event trigger in the SQL script removes catalog rows).
+ * leaves behind.  DROP of a ticket sequence also removes its row of
+ * snowid_ticket here, in the dropping transaction: OAT_DROP runs in every
+ * mode, while the event trigger of the SQL script (kept for servers that
+ * do not preload snowid) is skipped under session_replication_role =
+ * replica and in single-user mode.
  */
 static void
 snowid_ticket_object_access(ObjectAccessType access, Oid classId,
@@ -43,7 +47,11 @@ snowid_ticket_object_access(ObjectAccessType access, Oid classId,
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
 
-	if (access != OAT_DROP || ticket_shared == NULL)
+	if (access != OAT_DROP)
+		return;
+	if (classId == RelationRelationId && subId == 0)
+		snowid_ticket_forget(objectId);
+	if (ticket_shared == NULL)
 		return;
 	if (classId == RelationRelationId && subId == 0)
 		snowid_ticket_free_slots(MyDatabaseId, objectId);
@@ -59,6 +67,7 @@ snowid_ticket_init(void)
 {
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = snowid_ticket_object_access;
+	snowid_ticket_guard_init();
 }
 
 /* ---------- per-backend cache of settings and privileges ---------- */

@@ -41,6 +41,41 @@
  * only when the previous one is used up, and its block came from a later
  * nextval() than the previous one, so it lies above every value of it.
  *
+ * Why a rewound sequence cannot reissue a block.  The sequence itself can
+ * be moved back: setval() by a role with UPDATE, TRUNCATE ... RESTART
+ * IDENTITY of a table that owns it, ALTER SEQUENCE, or a crash of an
+ * unlogged one.  So each ticket also has a served mark, column served of
+ * its row in snowid_ticket: the highest block number its sequence has
+ * handed out.  A reservation (under the slot lock, holding RowExclusiveLock
+ * on the sequence and the table) refuses any block at or below the mark
+ * (SQLSTATE 55000, object not in prerequisite state: the sequence is
+ * usable again once setval moves it above the mark, as the hint says; it
+ * is not data corruption), then raises the mark to the block in place,
+ * and flushes the WAL of both before any value of the block escapes.  The
+ * mark is
+ *	- non-transactional: an in-place update (systable_inplace_update_*),
+ *	  which no rollback undoes, like nextval() itself;
+ *	- durable and replicated: the in-place update is WAL-logged and flushed
+ *	  with the reservation, so a restart, a crash or a promoted standby
+ *	  sees it;
+ *	- out of users' reach: only the table's owner (the extension's
+ *	  installer) may write snowid_ticket, and users cannot even read the
+ *	  column;
+ *	- dumped: the table is a configuration table, so pg_dump carries the
+ *	  mark with the settings, and a restored ticket cannot be rewound below
+ *	  what the old server served either (if the dump was taken while blocks
+ *	  were being reserved, the mark may be ahead of the dumped sequence: the
+ *	  first reservation then asks for a setval above it, which is right,
+ *	  because those values did escape);
+ *	- gone with the ticket: DROP removes the row.
+ * The slot caches the mark (served, valid while served_bind equals
+ * bind_count), so most reservations read it only to raise it.  Besides,
+ * every reservation checks the sequence's settings (INCREMENT 1, NO CYCLE,
+ * CACHE 1, MINVALUE 0, its MAXVALUE, bigint, logged; ticket_guard.c), which
+ * ALTER SEQUENCE may not change.  A database still at 1.1 (no served
+ * column) is served as before until ALTER EXTENSION UPDATE gives each
+ * ticket its mark (the sequence's last value).
+ *
  * The caller that takes offset floor(count * snowid.ticket_prefetch / 100)
  * reserves the next block (under the slot lock, while others keep taking
  * values from the current one).  Callers that find the block used up wait
@@ -59,6 +94,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "ticket.h"
+#include "utils/syscache.h"
 
 int			snowid_ticket_slots = 128;
 int			snowid_ticket_prefetch = 50;
@@ -252,9 +288,8 @@ snowid_ticket_bind(SnowidTicketEntry *entry)
 /* ---------- blocks ---------- */
 
 static void
-snowid_ticket_exhausted(SnowidTicketEntry *entry)
+snowid_ticket_exhausted(SnowidTicketEntry *entry, const char *name)
 {
-	const char *name = snowid_ticket_name(entry->relid);
 	int64		last = snowid_ticket_value(&entry->spec,
 										   snowid_ticket_last_k(&entry->spec));
 
@@ -288,18 +323,71 @@ snowid_ticket_wal_end(void)
 }
 
 /*
+ * nextval() on the backing sequence.  A sequence at its MAXVALUE (the
+ * number after the last block) means this shard is out of values: say so
+ * as snowid_ticket_exhausted does, not as nextval would.
+ */
+static int64
+snowid_ticket_nextval(SnowidTicketEntry *entry, const char *name)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int64 b = 0;
+	volatile bool exhausted = false;
+
+	PG_TRY();
+	{
+		b = nextval_internal(entry->relid, true);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED)
+			PG_RE_THROW();
+		FlushErrorState();
+		exhausted = true;
+	}
+	PG_END_TRY();
+	/* the transaction is aborting: only raise the clearer error */
+	if (exhausted)
+		snowid_ticket_exhausted(entry, name);
+	return b;
+}
+
+/*
  * Reserve the next block into slot->next (or set no_more).  Caller holds
- * the slot lock and a RowExclusiveLock on the sequence.  The WAL record
- * of the reservation is flushed before any value of the block escapes.
+ * the slot lock, a RowExclusiveLock on the sequence and one on the table
+ * snowid_ticket.  The sequence must still be what a ticket needs, and the
+ * block above every block served (the served mark, raised here); the WAL
+ * record of the reservation and of the mark is flushed before any value of
+ * the block escapes.
  */
 static void
-snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry)
+snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
+					  const char *name)
 {
 	int64		b;
+	uint32		bind = pg_atomic_read_u32(&slot->bind_count);
 
 	if (slot->next_valid || slot->no_more)
 		return;
-	b = nextval_internal(entry->relid, true);
+	snowid_ticket_check_sequence(entry->relid, name, &entry->spec);
+	if (slot->served_bind != bind)
+	{
+		slot->served = snowid_ticket_served(entry->relid, name);
+		slot->served_bind = bind;
+	}
+	if (slot->served > snowid_ticket_last_block(&entry->spec))
+	{
+		/* the end marker has been served: nothing left */
+		slot->no_more = true;
+		return;
+	}
+	b = snowid_ticket_nextval(entry, name);
+	snowid_ticket_raise_served(entry->relid, name, b, &entry->spec);
+	slot->served = b;
 	XLogFlush(snowid_ticket_wal_end());
 	if (snowid_ticket_block(&entry->spec, b, &slot->next_first,
 							&slot->next_count))
@@ -311,14 +399,36 @@ snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry)
 		slot->no_more = true;
 }
 
+/*
+ * Take the heavyweight locks a reservation needs, before the slot lock:
+ * the sequence's and the table snowid_ticket's.  A sequence dropped while
+ * we waited is a clear error, not "could not open relation".  Returns the
+ * ticket's name (looked up while it still existed).
+ */
+static const char *
+snowid_ticket_lock_for_block(SnowidTicketEntry *entry)
+{
+	const char *name = snowid_ticket_name(entry->relid);
+
+	LockRelationOid(entry->relid, RowExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("ticket sequence \"%s\" does not exist", name),
+				 errdetail("It was dropped while this call waited for it.")));
+	snowid_ticket_lock_table(name);
+	return name;
+}
+
 /* Pre-fetch the block after generation g (when called, g was current). */
 void
 snowid_ticket_prefetch_block(SnowidTicketSlot *slot, SnowidTicketEntry *entry)
 {
-	LockRelationOid(entry->relid, RowExclusiveLock);
+	const char *name = snowid_ticket_lock_for_block(entry);
+
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	if (pg_atomic_read_u32(&slot->bind_count) == entry->bind_count)
-		snowid_ticket_reserve(slot, entry);
+		snowid_ticket_reserve(slot, entry, name);
 	LWLockRelease(slot->lock);
 }
 
@@ -331,8 +441,8 @@ snowid_ticket_next_block(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 						 uint32 g, int64 *value, uint32 *count)
 {
 	uint64		word;
+	const char *name = snowid_ticket_lock_for_block(entry);
 
-	LockRelationOid(entry->relid, RowExclusiveLock);
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	if (pg_atomic_read_u32(&slot->bind_count) != entry->bind_count)
 	{
@@ -351,7 +461,7 @@ snowid_ticket_next_block(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 
 	PG_TRY();
 	{
-		snowid_ticket_reserve(slot, entry);
+		snowid_ticket_reserve(slot, entry, name);
 	}
 	PG_CATCH();
 	{
@@ -362,7 +472,7 @@ snowid_ticket_next_block(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 	if (!slot->next_valid)
 	{
 		LWLockRelease(slot->lock);
-		snowid_ticket_exhausted(entry);
+		snowid_ticket_exhausted(entry, name);
 	}
 
 	snowid_ticket_install(slot, g + 1, slot->next_first, slot->next_count);

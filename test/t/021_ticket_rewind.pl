@@ -1,0 +1,138 @@
+# Copyright (c) snowid contributors
+#
+# A rewound ticket sequence never reissues values, across restarts and
+# crashes (the served mark is durable), and what would rewind it is refused:
+# - setval back by the owner, then a restart: the next block is refused;
+# - the same with a crash (immediate shutdown) in between;
+# - ALTER SEQUENCE ... SET UNLOGGED is refused, so a crash cannot reset it;
+# - a ticket that ran out of values says so after a restart, in its own
+#   words (2200H), not nextval's;
+# - DROP SEQUENCE in single-user mode removes the ticket's row;
+# - pg_dump carries the served mark into the restored database.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
+
+my $node = snowid_node('rewind', 1, "restart_after_crash = on\n");
+$node->start;
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION snowid;
+SELECT snowid_ticket_create('rw', 0, 1, 10);
+CREATE TABLE taken (v bigint PRIMARY KEY);
+INSERT INTO taken SELECT snowid_ticket_next('rw') FROM generate_series(1, 25);
+});
+
+# Take values until the first refusal; returns (values, stderr).
+sub take
+{
+	my ($n, $ticket, $count) = @_;
+	my ($ret, $out, $err) = $n->psql('postgres',
+		"\\set VERBOSITY verbose\nINSERT INTO taken SELECT snowid_ticket_next('$ticket') FROM generate_series(1, $count) RETURNING v"
+	);
+	return ($out, $err);
+}
+
+# --- setval back, restart ---
+$node->safe_psql('postgres', "SELECT setval('rw', 0, false)");
+$node->restart;
+my ($out, $err) = take($node, 'rw', 5);
+like(
+	$err,
+	qr/ERROR:\s+55000: ticket sequence "public.rw" has been moved back.*DETAIL:\s+Its sequence returned block \d+ .*HINT:\s+Move the sequence back above the last block served: SELECT setval\('public.rw', 2\)/s,
+	'after setval back and a restart, the next block is refused (55000, with the setval to repair it)');
+is($node->safe_psql('postgres', 'SELECT count(*), max(v) FROM taken'),
+	'25|25', 'no value was issued twice');
+
+# --- the hint repairs it; setval back again, crash ---
+$node->safe_psql('postgres', "SELECT setval('rw', 2)");
+($out, $err) = take($node, 'rw', 20);
+is($err, '', 'after the setval of the hint, values come again');
+my $max = $node->safe_psql('postgres', 'SELECT max(v) FROM taken');
+$node->safe_psql('postgres', "SELECT setval('rw', 1)");
+$node->stop('immediate');
+$node->start;
+($out, $err) = take($node, 'rw', 5);
+like(
+	$err,
+	qr/ERROR:\s+55000: ticket sequence "public.rw" has been moved back/,
+	'after setval back and a crash, the next block is refused');
+is($node->safe_psql('postgres', 'SELECT max(v) FROM taken'),
+	$max, 'no value was issued twice after the crash');
+
+# --- SET UNLOGGED is refused, and a crash keeps the sequence ---
+my ($b_ret, $b_out, $b_err) = $node->psql('postgres', 'ALTER SEQUENCE rw SET UNLOGGED');
+like($b_err, qr/ticket sequence "public.rw" cannot be altered with SET UNLOGGED/,
+	'ALTER SEQUENCE ... SET UNLOGGED on a ticket sequence is refused');
+$node->safe_psql('postgres', "SELECT setval('rw', (SELECT served FROM snowid_ticket))");
+($out, $err) = take($node, 'rw', 15);
+is($err, '', 'values after the repair');
+$max = $node->safe_psql('postgres', 'SELECT max(v) FROM taken');
+$node->stop('immediate');
+$node->start;
+($out, $err) = take($node, 'rw', 15);
+is($err, '', 'values after a crash');
+cmp_ok((split /\n/, $out)[0], '>', $max,
+	'after the crash the ticket continues above every value issued');
+
+# --- exhausted before a restart: the documented error after it ---
+$node->safe_psql(
+	'postgres', q{
+SELECT snowid_ticket_create('full_t', 0, 1, 100, 2147483600, 'integer');
+});
+($out, $err) = take($node, 'full_t', 100);
+like($err, qr/ERROR:\s+2200H: ticket sequence "public.full_t" has no values left for shard 0/,
+	'a ticket runs out of values with its own error');
+$node->restart;
+($out, $err) = take($node, 'full_t', 1);
+like(
+	$err,
+	qr/ERROR:\s+2200H: ticket sequence "public.full_t" has no values left for shard 0.*HINT:\s+Move to a new ticket sequence/s,
+	'after a restart, the exhausted ticket gives the same error, not nextval\'s');
+
+# --- DROP in single-user mode (no event triggers) leaves no row behind ---
+$node->safe_psql('postgres', "SELECT snowid_ticket_create('single_t')");
+$node->stop;
+my ($s_out, $s_err) = ('', '');
+IPC::Run::run(
+	[ 'postgres', '--single', '-D', $node->data_dir, '-c', 'exit_on_error=true', 'postgres' ],
+	'<', \"DROP SEQUENCE single_t;\n", '>', \$s_out, '2>', \$s_err);
+is($?, 0, 'DROP SEQUENCE in single-user mode');
+$node->start;
+is( $node->safe_psql(
+		'postgres',
+		'SELECT count(*) FROM snowid_ticket WHERE seqrelid::oid NOT IN (SELECT oid FROM pg_class)'),
+	'0',
+	'no stale row of snowid_ticket after a DROP in single-user mode');
+
+# --- pg_dump keeps the served mark ---
+my $dump = $node->basedir . '/rw.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('postgres') ],
+	'pg_dump');
+my $served = $node->safe_psql('postgres', "SELECT served FROM snowid_ticket WHERE seqrelid = 'rw'::regclass");
+my $fresh = snowid_node('rewind_restored', 1);
+$fresh->start;
+$fresh->safe_psql('postgres', 'CREATE DATABASE restored');
+$fresh->command_ok([ 'pg_restore', '-d', $fresh->connstr('restored'), $dump ],
+	'pg_restore into a fresh server');
+is( $fresh->safe_psql(
+		'restored', q{
+SELECT served FROM snowid_ticket WHERE seqrelid = 'rw'::regclass;
+SELECT count(*) FROM pg_depend WHERE objid = 'rw'::regclass AND refclassid = 'pg_extension'::regclass}),
+	"$served\n1", 'the restored ticket keeps its served mark and its dependency on the extension');
+$fresh->safe_psql('restored', "SELECT setval('rw', 0, false)");
+($b_ret, $b_out, $b_err) = $fresh->psql('restored', "SELECT snowid_ticket_next('rw')");
+like($b_err, qr/ticket sequence "public.rw" has been moved back/,
+	'a rewind in the restored database is refused too');
+$fresh->stop;
+
+$node->stop;
+done_testing();
