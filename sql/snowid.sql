@@ -148,7 +148,10 @@ CREATE TABLE snowid_ticket (
 	shards integer NOT NULL CHECK (shards >= 1),
 	block integer NOT NULL CHECK (block >= 1),
 	start bigint NOT NULL,
-	type regtype NOT NULL CHECK (type IN ('integer'::regtype, 'bigint'::regtype)),
+	type regtype NOT NULL
+		CONSTRAINT snowid_ticket_type_check
+		CHECK (type OPERATOR(pg_catalog.=) 'integer'::pg_catalog.regtype OR
+			   type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype),
 	stamp bigint NOT NULL,			-- creation time in microseconds: tells a
 									-- recycled OID from the ticket it replaced
 	served bigint NOT NULL DEFAULT -1	-- highest block handed out (-1: none);
@@ -232,7 +235,13 @@ COMMENT ON FUNCTION snowid_ticket_cache() IS
 'the blocks of ticket sequences of this database cached in this server''s shared memory';
 
 -- Integer division with div(): numeric "/" rounds its result for large
--- operands, which would put last_value one stride too high.
+-- operands, which would put last_value one stride too high.  Every operator
+-- is pg_catalog's (OPERATOR(pg_catalog.x)): pg_catalog has no
+-- =(regclass, regclass), for one, and an operator that a user creates in a
+-- schema on the search_path would otherwise be bound into the view when it
+-- is created (by CREATE EXTENSION or an update), and run as whoever reads
+-- it.  The position (blocks reserved, cached block, values left) shows only
+-- to users with SELECT or USAGE on the sequence; others get NULLs.
 CREATE VIEW snowid_tickets AS
 SELECT t.seqrelid AS ticket,
 	   t.type,
@@ -240,26 +249,36 @@ SELECT t.seqrelid AS ticket,
 	   t.shards,
 	   t.block,
 	   t.start,
-	   t.start + t.shard AS first_value,
-	   (t.start + t.shard + k.last_k * t.shards)::bigint AS last_value,
-	   pg_catalog.div(k.last_k, t.block) + 1 AS blocks_total,
+	   t.start OPERATOR(pg_catalog.+) t.shard AS first_value,
+	   (t.start OPERATOR(pg_catalog.+) t.shard
+		  OPERATOR(pg_catalog.+) (k.last_k OPERATOR(pg_catalog.*) t.shards))::bigint
+		 AS last_value,
+	   pg_catalog.div(k.last_k, t.block) OPERATOR(pg_catalog.+) 1 AS blocks_total,
 	   r.blocks_reserved,
 	   c.cached_first,
 	   c.cached_last,
-	   coalesce(c.cached_values, 0) AS cached_values,
-	   k.last_k + 1 - least((k.last_k + 1), r.blocks_reserved * t.block)
-		 + coalesce(c.cached_values, 0) AS values_left
+	   CASE WHEN p.allowed THEN coalesce(c.cached_values, 0) END AS cached_values,
+	   CASE WHEN p.allowed THEN
+		 k.last_k OPERATOR(pg_catalog.+) 1
+		   OPERATOR(pg_catalog.-) least(k.last_k OPERATOR(pg_catalog.+) 1,
+										r.blocks_reserved OPERATOR(pg_catalog.*) t.block)
+		   OPERATOR(pg_catalog.+) coalesce(c.cached_values, 0)
+	   END AS values_left
 FROM snowid_ticket t
 CROSS JOIN LATERAL (
-	SELECT pg_catalog.div((CASE WHEN t.type = 'integer'::regtype THEN 2147483647
-							 ELSE 9223372036854775807 END)::numeric
-						  - t.start - t.shard, t.shards) AS last_k) k
+	SELECT pg_catalog.div((CASE WHEN t.type OPERATOR(pg_catalog.=) 'integer'::pg_catalog.regtype
+								THEN 2147483647 ELSE 9223372036854775807 END)::numeric
+						  OPERATOR(pg_catalog.-) t.start OPERATOR(pg_catalog.-) t.shard,
+						  t.shards) AS last_k) k
 CROSS JOIN LATERAL (
-	SELECT CASE WHEN pg_catalog.has_sequence_privilege(t.seqrelid, 'SELECT, USAGE')
-				THEN least(coalesce(pg_catalog.pg_sequence_last_value(t.seqrelid) + 1, 0),
-						   pg_catalog.div(k.last_k, t.block) + 1)
+	SELECT pg_catalog.has_sequence_privilege(t.seqrelid, 'SELECT, USAGE') AS allowed) p
+CROSS JOIN LATERAL (
+	SELECT CASE WHEN p.allowed
+				THEN least(coalesce(pg_catalog.pg_sequence_last_value(t.seqrelid)
+									  OPERATOR(pg_catalog.+) 1, 0),
+						   pg_catalog.div(k.last_k, t.block) OPERATOR(pg_catalog.+) 1)
 		   END AS blocks_reserved) r
-LEFT JOIN snowid_ticket_cache() c ON c.ticket = t.seqrelid;
+LEFT JOIN snowid_ticket_cache() c ON c.ticket OPERATOR(pg_catalog.=) t.seqrelid;
 
 COMMENT ON VIEW snowid_tickets IS
 'ticket sequences of this database: settings, blocks reserved, the block cached on this server and the values left for this shard';

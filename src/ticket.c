@@ -16,7 +16,9 @@
 #include "miscadmin.h"
 #include "snowid.h"
 #include "ticket.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
@@ -52,7 +54,7 @@ snowid_ticket_next(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		if (unlikely(entry->slot < 0))
-			snowid_ticket_bind(entry);
+			entry = snowid_ticket_lookup_bound(relid, fcinfo->flinfo->fn_oid);
 		slot = &shared->slots[entry->slot];
 
 		result = snowid_ticket_take(slot, entry, &value, &g, &off, &count);
@@ -71,7 +73,6 @@ snowid_ticket_next(PG_FUNCTION_ARGS)
 		{
 			/* the slot was freed: perhaps the ticket was dropped */
 			entry->valid = false;
-			entry = snowid_ticket_lookup(relid, fcinfo->flinfo->fn_oid, true);
 			entry->slot = -1;
 		}
 	}
@@ -127,7 +128,9 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 	int64		stamp = GetCurrentTimestamp();
 	Oid			save_userid;
 	int			save_sec_context;
-	Oid			argtypes[7] = {OIDOID, INT4OID, INT4OID, INT4OID, INT8OID, OIDOID, INT8OID};
+	Oid			argtypes[7] = {REGCLASSOID, INT4OID, INT4OID, INT4OID, INT8OID,
+	REGTYPEOID, INT8OID};
+	int			save_nestlevel;
 	Datum		args[7];
 
 	if (shards < 1)
@@ -187,6 +190,11 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 				   qualified, snowid_ticket_last_block(&spec) + 1);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/* names are qualified; pin the path anyway, for whatever they resolve */
+	save_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
 	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "creating sequence %s failed", qualified);
 	CommandCounterIncrement();
@@ -210,7 +218,7 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 	args[6] = Int64GetDatum(stamp);
 	sql = psprintf("INSERT INTO %s.snowid_ticket "
 				   "(seqrelid, shard, shards, block, start, type, stamp) "
-				   "VALUES ($1::regclass, $2, $3, $4, $5, $6::regtype, $7)",
+				   "VALUES ($1, $2, $3, $4, $5, $6, $7)",
 				   quote_identifier(get_namespace_name(extnsp)));
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(snowid_ticket_catalog_owner(extnsp),
@@ -220,6 +228,7 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 		SPI_OK_INSERT)
 		elog(ERROR, "registering ticket sequence %s failed", qualified);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+	AtEOXact_GUC(true, save_nestlevel);
 	SPI_finish();
 
 	PG_RETURN_OID(relid);
@@ -228,50 +237,81 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 /*
  * The slots of this database: what each ticket sequence has cached on this
  * server.  Read without the slot locks, so a row may be a moment out of
- * date.  Without shared memory, no rows.
+ * date.  The position (cached block, values, blocks reserved) shows only to
+ * users with SELECT or USAGE on the sequence, as pg_sequence_last_value;
+ * others, and slots whose sequence no longer exists, get NULLs.  Without
+ * shared memory, no rows.
  */
+typedef struct SnowidCacheRow
+{
+	Oid			relid;
+	bool		has_block;
+	int64		first;
+	int64		last;
+	int64		left;
+	int64		blocks;
+} SnowidCacheRow;
+
 Datum
 snowid_ticket_cache(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	SnowidTicketShared *shared = ticket_shared;
+	SnowidCacheRow *rows;
+	int			n = 0;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (shared == NULL)
 		return (Datum) 0;		/* not preloaded: nothing cached */
+	rows = palloc(sizeof(SnowidCacheRow) * shared->nslots);
 	LWLockAcquire(shared->table_lock, LW_SHARED);
 	for (int i = 0; i < shared->nslots; i++)
 	{
 		SnowidTicketSlot *slot = &shared->slots[i];
-		Datum		values[5];
-		bool		nulls[5] = {false, false, false, false, false};
+		SnowidCacheRow *row = &rows[n];
 		uint64		word;
 		SnowidTicketBuf *buf;
 		uint32		off;
-		int64		left;
 
 		if (!slot->in_use || slot->dbid != MyDatabaseId)
 			continue;
 		word = pg_atomic_read_u64(&slot->cur);
 		off = (uint32) word;
 		buf = &slot->buf[(word >> 32) & 1];
-		left = off < buf->count ? buf->count - off : 0;
-		values[0] = ObjectIdGetDatum(slot->relid);
-		if (buf->count > 0)
-		{
-			values[1] = Int64GetDatum(buf->first);
-			values[2] = Int64GetDatum((int64) ((uint64) buf->first +
-											   (uint64) (buf->count - 1) *
-											   (uint64) slot->spec.shards));
-		}
-		else
-			nulls[1] = nulls[2] = true;
+		row->relid = slot->relid;
+		row->left = off < buf->count ? buf->count - off : 0;
+		row->has_block = buf->count > 0;
+		row->first = buf->first;
+		row->last = (int64) ((uint64) buf->first +
+							 (uint64) (buf->count - 1) *
+							 (uint64) slot->spec.shards);
 		if (slot->next_valid)
-			left += slot->next_count;
-		values[3] = Int64GetDatum(left);
-		values[4] = Int64GetDatum(slot->blocks_reserved);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			row->left += slot->next_count;
+		row->blocks = slot->blocks_reserved;
+		n++;
 	}
 	LWLockRelease(shared->table_lock);
+
+	for (int i = 0; i < n; i++)
+	{
+		SnowidCacheRow *row = &rows[i];
+		Datum		values[5];
+		bool		nulls[5] = {false, true, true, true, true};
+		bool		missing = false;
+
+		values[0] = ObjectIdGetDatum(row->relid);
+		if (pg_class_aclcheck_ext(row->relid, GetUserId(),
+								  ACL_SELECT | ACL_USAGE, &missing) ==
+			ACLCHECK_OK && !missing)
+		{
+			values[1] = Int64GetDatum(row->first);
+			values[2] = Int64GetDatum(row->last);
+			nulls[1] = nulls[2] = !row->has_block;
+			values[3] = Int64GetDatum(row->left);
+			values[4] = Int64GetDatum(row->blocks);
+			nulls[3] = nulls[4] = false;
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
 	return (Datum) 0;
 }

@@ -68,6 +68,8 @@ typedef struct SnowidTicketEntry
 	bool		valid;			/* settings read from the catalog */
 	int64		stamp;
 	SnowidTicketSpec spec;
+	TransactionId xmin;			/* that inserted the catalog row */
+	Oid			extnsp;			/* schema of the catalog table */
 	int			slot;			/* -1 until bound */
 	uint32		bind_count;
 	Oid			acl_user;		/* user whose USAGE/UPDATE was checked */
@@ -110,6 +112,9 @@ extern const char *snowid_ticket_name(Oid relid);
 extern int64 snowid_ticket_type_max(Oid type);
 extern SnowidTicketEntry *snowid_ticket_lookup(Oid relid, Oid fn_oid,
 											   bool check_acl);
+extern SnowidTicketEntry *snowid_ticket_lookup_bound(Oid relid, Oid fn_oid);
+extern bool snowid_ticket_alive(Oid extnsp, Oid relid, int64 stamp);
+extern const char *snowid_ticket_lock_existing(Oid relid);
 extern Oid	snowid_ticket_catalog_owner(Oid extnsp);
 
 /*

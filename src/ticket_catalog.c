@@ -10,21 +10,29 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "snowid.h"
 #include "ticket.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 static HTAB *ticket_cache = NULL;
@@ -92,9 +100,15 @@ snowid_ticket_relcache_cb(Datum arg, Oid relid)
 		entry->valid = false;
 }
 
-/* Role memberships changed: check privileges again. */
+/*
+ * A role or a role membership changed (ALTER ROLE ... NOSUPERUSER or
+ * NOINHERIT, GRANT/REVOKE of a role, DROP ROLE): check privileges again.
+ * GRANT/REVOKE on the sequence itself and ALTER ... OWNER invalidate its
+ * relcache entry, which drops the whole cache entry; SET ROLE and SECURITY
+ * DEFINER change the user, which the check compares.
+ */
 static void
-snowid_ticket_authmem_cb(Datum arg, int cacheid, uint32 hashvalue)
+snowid_ticket_roles_cb(Datum arg, int cacheid, uint32 hashvalue)
 {
 	HASH_SEQ_STATUS status;
 	SnowidTicketEntry *entry;
@@ -128,46 +142,79 @@ snowid_ticket_type_max(Oid type)
 	return 0;
 }
 
-/* Read the settings of ticket relid from the catalog in schema nspid. */
-static void
-snowid_ticket_read_catalog(Oid nspid, Oid relid, SnowidTicketEntry *entry)
+/*
+ * Find the row of ticket relid in the catalog table of schema extnsp, read
+ * in C (no SQL: nothing the caller's search_path holds can run here), with
+ * the latest snapshot, so that a row a DROP has deleted is not found once
+ * the DROP has committed.  False if there is none; else the settings, the
+ * creation stamp and the inserting transaction go to entry.
+ */
+static bool
+snowid_ticket_find_row(Oid extnsp, Oid relid, SnowidTicketEntry *entry)
 {
-	char	   *query;
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1] = {ObjectIdGetDatum(relid)};
-	bool		isnull;
-	TupleDesc	desc;
+	Oid			catalog = get_relname_relid("snowid_ticket", extnsp);
+	Relation	rel;
+	Oid			pkey;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
 	HeapTuple	tup;
-	int			ret;
+	bool		found = false;
 
-	query = psprintf("SELECT shard, shards, block, start, type::oid, stamp "
-					 "FROM %s.snowid_ticket WHERE seqrelid = $1::oid::regclass",
-					 quote_identifier(get_namespace_name(nspid)));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	ret = SPI_execute_with_args(query, 1, argtypes, args, NULL, true, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "reading snowid_ticket failed: %d", ret);
-	if (SPI_processed == 0)
+	if (!OidIsValid(catalog))
+		elog(ERROR, "table snowid_ticket of extension snowid not found");
+	rel = table_open(catalog, AccessShareLock);
+	if (RelationGetDescr(rel)->natts < 7)
+		elog(ERROR, "table snowid_ticket of extension snowid has %d columns",
+			 RelationGetDescr(rel)->natts);
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	/* the latest, but no new snapshot may be taken in parallel mode */
+	snapshot = RegisterSnapshot(!IsInParallelMode() ? GetLatestSnapshot() :
+								ActiveSnapshotSet() ? GetActiveSnapshot() :
+								GetTransactionSnapshot());
+	/* seqrelid (column 1) is a regclass: compared as an OID */
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, pkey, OidIsValid(pkey), snapshot, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
 	{
-		const char *name = snowid_ticket_name(relid);
+		TupleDesc	desc = RelationGetDescr(rel);
+		Datum		values[7];
+		bool		nulls[7];
 
-		SPI_finish();
+		for (int i = 0; i < 7; i++)
+		{
+			values[i] = heap_getattr(tup, i + 1, desc, &nulls[i]);
+			if (nulls[i])
+				elog(ERROR, "column %d of snowid_ticket is null", i + 1);
+		}
+		entry->spec.shard = DatumGetInt32(values[1]);
+		entry->spec.shards = DatumGetInt32(values[2]);
+		entry->spec.block = DatumGetInt32(values[3]);
+		entry->spec.start = DatumGetInt64(values[4]);
+		entry->spec.maxvalue =
+			snowid_ticket_type_max(DatumGetObjectId(values[5]));
+		entry->stamp = DatumGetInt64(values[6]);
+		entry->xmin = HeapTupleHeaderGetXmin(tup->t_data);
+		found = true;
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/* Read the settings of ticket relid from the catalog in schema extnsp. */
+static void
+snowid_ticket_read_catalog(Oid extnsp, Oid relid, SnowidTicketEntry *entry)
+{
+	if (!snowid_ticket_find_row(extnsp, relid, entry))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a ticket sequence", name),
+				 errmsg("\"%s\" is not a ticket sequence",
+						snowid_ticket_name(relid)),
 				 errhint("Create ticket sequences with snowid_ticket_create().")));
-	}
-	desc = SPI_tuptable->tupdesc;
-	tup = SPI_tuptable->vals[0];
-	entry->spec.shard = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
-	entry->spec.shards = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
-	entry->spec.block = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
-	entry->spec.start = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
-	entry->spec.maxvalue =
-		snowid_ticket_type_max(DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull)));
-	entry->stamp = DatumGetInt64(SPI_getbinval(tup, desc, 6, &isnull));
-	SPI_finish();
 
 	/* Rows are written only by snowid_ticket_create; be safe anyway. */
 	if (entry->spec.shards < 1 || entry->spec.shard < 0 ||
@@ -178,6 +225,21 @@ snowid_ticket_read_catalog(Oid nspid, Oid relid, SnowidTicketEntry *entry)
 				 errmsg("settings of ticket sequence \"%s\" are invalid",
 						snowid_ticket_name(relid)),
 				 errdetail("The row of snowid_ticket has been changed by hand.")));
+}
+
+/*
+ * Is the ticket of a slot (relid, created at stamp) still alive in this
+ * database: its sequence exists and the catalog row (in schema extnsp) is
+ * the one it was bound for?  Used to recycle slots.
+ */
+bool
+snowid_ticket_alive(Oid extnsp, Oid relid, int64 stamp)
+{
+	SnowidTicketEntry row;
+
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		return false;
+	return snowid_ticket_find_row(extnsp, relid, &row) && row.stamp == stamp;
 }
 
 /*
@@ -200,7 +262,9 @@ snowid_ticket_lookup(Oid relid, Oid fn_oid, bool check_acl)
 		ticket_cache = hash_create("snowid ticket cache", 16, &ctl,
 								   HASH_ELEM | HASH_BLOBS);
 		CacheRegisterRelcacheCallback(snowid_ticket_relcache_cb, (Datum) 0);
-		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, snowid_ticket_authmem_cb,
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, snowid_ticket_roles_cb,
+									  (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, snowid_ticket_roles_cb,
 									  (Datum) 0);
 	}
 
@@ -214,12 +278,15 @@ snowid_ticket_lookup(Oid relid, Oid fn_oid, bool check_acl)
 	if (unlikely(!entry->valid))
 	{
 		SnowidTicketEntry fresh;
+		Oid			extnsp = get_func_namespace(fn_oid);
 
 		entry->slot = -1;
 		entry->acl_user = InvalidOid;
-		snowid_ticket_read_catalog(get_func_namespace(fn_oid), relid, &fresh);
+		snowid_ticket_read_catalog(extnsp, relid, &fresh);
 		entry->spec = fresh.spec;
 		entry->stamp = fresh.stamp;
+		entry->xmin = fresh.xmin;
+		entry->extnsp = extnsp;
 		entry->valid = true;
 	}
 	if (check_acl && unlikely(entry->acl_user != GetUserId()))
@@ -233,6 +300,46 @@ snowid_ticket_lookup(Oid relid, Oid fn_oid, bool check_acl)
 		entry->acl_user = GetUserId();
 	}
 	return entry;
+}
+
+/*
+ * The cache entry of ticket relid, checked like snowid_ticket_lookup, and
+ * bound to a slot.  Binding happens only under a lock on the sequence that
+ * DROP conflicts with, and after checking that the sequence still exists:
+ * DROP frees the slots of the sequence (object access hook) while holding
+ * its AccessExclusiveLock until commit, so no slot is ever bound for a
+ * ticket that is already dropped.  The lock also processes pending
+ * invalidations, so the settings read are current.
+ */
+SnowidTicketEntry *
+snowid_ticket_lookup_bound(Oid relid, Oid fn_oid)
+{
+	SnowidTicketEntry *entry;
+
+	(void) snowid_ticket_lock_existing(relid);
+	entry = snowid_ticket_lookup(relid, fn_oid, true);
+	if (entry->slot < 0)
+		snowid_ticket_bind(entry);
+	return entry;
+}
+
+/*
+ * Take a RowExclusiveLock on ticket sequence relid, which DROP conflicts
+ * with, and return its name.  A sequence dropped while we waited is a clear
+ * error naming it, not "could not open relation".
+ */
+const char *
+snowid_ticket_lock_existing(Oid relid)
+{
+	const char *name = snowid_ticket_name(relid);
+
+	LockRelationOid(relid, RowExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("ticket sequence \"%s\" does not exist", name),
+				 errdetail("It was dropped while this call waited for it.")));
+	return name;
 }
 
 /* The owner of the catalog table snowid_ticket in schema extnsp. */

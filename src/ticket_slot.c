@@ -15,6 +15,12 @@
  * of snowid.ticket_slots), keyed by database, relation OID and the creation
  * stamp stored in the catalog.  Locks:
  *	- table_lock (exclusive) binds a slot to a ticket and frees it;
+ *	  binding happens once per backend and ticket, under a lock on the
+ *	  sequence that DROP conflicts with and after checking that it exists
+ *	  (snowid_ticket_lookup_bound), so a slot is never bound for a dropped
+ *	  ticket; slots bound for tickets created by a transaction that aborts
+ *	  are freed at its abort, and a full table recycles the slots of this
+ *	  database whose ticket no longer exists;
  *	- each slot's lock serialises the reservation and installation of
  *	  blocks in that slot (taken after a RowExclusiveLock on the sequence,
  *	  so that no one waits for a heavyweight lock while holding it);
@@ -85,6 +91,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "commands/sequence.h"
@@ -93,6 +100,8 @@
 #include "storage/lmgr.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "ticket.h"
 #include "utils/syscache.h"
 
@@ -222,47 +231,215 @@ snowid_ticket_free_slots(Oid dbid, Oid relid)
 	LWLockRelease(ticket_shared->table_lock);
 }
 
-/* Bind entry to a slot: the one of its key, or a free one. */
+/*
+ * Slots this backend bound, in the current transaction, for tickets that
+ * the transaction itself created: if it aborts (or prepares), no one else
+ * will ever use them, so they are freed then.  After a subtransaction's
+ * abort, those whose sequence is gone (created in the aborted
+ * subtransaction) are freed before the transaction commits.
+ */
+typedef struct SnowidPendingSlot
+{
+	int			index;
+	Oid			relid;
+	int64		stamp;
+	bool		gone;			/* to be freed */
+} SnowidPendingSlot;
+
+static SnowidPendingSlot *pending = NULL;
+static int	npending = 0;
+static bool pending_recheck = false;
+
+/* Free the pending slots, or only those whose sequence is gone. */
+static void
+snowid_ticket_free_pending(bool only_gone)
+{
+	if (npending > 0 && ticket_shared != NULL)
+	{
+		for (int i = 0; i < npending; i++)
+			pending[i].gone = !only_gone ||
+				!SearchSysCacheExists1(RELOID,
+									   ObjectIdGetDatum(pending[i].relid));
+		LWLockAcquire(ticket_shared->table_lock, LW_EXCLUSIVE);
+		for (int i = 0; i < npending; i++)
+		{
+			SnowidTicketSlot *slot = &ticket_shared->slots[pending[i].index];
+
+			if (pending[i].gone && slot->in_use && slot->dbid == MyDatabaseId &&
+				slot->relid == pending[i].relid &&
+				slot->stamp == pending[i].stamp)
+				snowid_ticket_free_slot(slot);
+		}
+		LWLockRelease(ticket_shared->table_lock);
+	}
+	npending = 0;
+	pending_recheck = false;
+}
+
+static void
+snowid_ticket_xact_cb(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			if (pending_recheck)
+				snowid_ticket_free_pending(true);
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			snowid_ticket_free_pending(false);
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			npending = 0;
+			pending_recheck = false;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+snowid_ticket_subxact_cb(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && npending > 0)
+		pending_recheck = true;
+}
+
+/*
+ * The table is full: free the slots of this database whose ticket no longer
+ * exists (or is not the one the slot was bound for).  Checked without
+ * table_lock, which is then taken again to free only the slots whose key
+ * has not changed meanwhile.  True if any slot was freed.
+ */
+static bool
+snowid_ticket_recycle(Oid extnsp)
+{
+	SnowidTicketShared *shared = ticket_shared;
+	int			n = 0;
+	int		   *index = palloc(sizeof(int) * shared->nslots);
+	Oid		   *relid = palloc(sizeof(Oid) * shared->nslots);
+	int64	   *stamp = palloc(sizeof(int64) * shared->nslots);
+	uint32	   *bind_count = palloc(sizeof(uint32) * shared->nslots);
+	bool		freed = false;
+
+	LWLockAcquire(shared->table_lock, LW_SHARED);
+	for (int i = 0; i < shared->nslots; i++)
+	{
+		SnowidTicketSlot *slot = &shared->slots[i];
+
+		if (slot->in_use && slot->dbid == MyDatabaseId)
+		{
+			index[n] = i;
+			relid[n] = slot->relid;
+			stamp[n] = slot->stamp;
+			bind_count[n] = pg_atomic_read_u32(&slot->bind_count);
+			n++;
+		}
+	}
+	LWLockRelease(shared->table_lock);
+
+	for (int i = 0; i < n; i++)
+		if (snowid_ticket_alive(extnsp, relid[i], stamp[i]))
+			index[i] = -1;
+
+	LWLockAcquire(shared->table_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < n; i++)
+	{
+		SnowidTicketSlot *slot;
+
+		if (index[i] < 0)
+			continue;
+		slot = &shared->slots[index[i]];
+		if (slot->in_use &&
+			pg_atomic_read_u32(&slot->bind_count) == bind_count[i])
+		{
+			snowid_ticket_free_slot(slot);
+			freed = true;
+		}
+	}
+	LWLockRelease(shared->table_lock);
+	return freed;
+}
+
+/*
+ * Bind entry to a slot: the one of its key, or a free one, recycling the
+ * slots of dead tickets of this database if there is none.  The caller
+ * holds a lock on the sequence and has checked that it exists
+ * (snowid_ticket_lookup_bound).
+ */
 void
 snowid_ticket_bind(SnowidTicketEntry *entry)
 {
 	SnowidTicketShared *shared = ticket_shared;
-	SnowidTicketSlot *slot = NULL;
-	int			index = -1;
+	SnowidTicketSlot *slot;
+	int			index;
+	bool		created_here = TransactionIdIsCurrentTransactionId(entry->xmin);
+	static bool callbacks = false;
+	static int	maxpending = 0;
 
-	LWLockAcquire(shared->table_lock, LW_EXCLUSIVE);
-	for (int i = 0; i < shared->nslots; i++)
+	if (created_here)
 	{
-		SnowidTicketSlot *s = &shared->slots[i];
-
-		if (s->in_use && s->dbid == MyDatabaseId && s->relid == entry->relid)
+		if (!callbacks)
 		{
-			if (s->stamp == entry->stamp)
-			{
-				index = i;
-				break;
-			}
-			/* a dropped ticket whose OID was reused: never serve it */
-			snowid_ticket_free_slot(s);
+			RegisterXactCallback(snowid_ticket_xact_cb, NULL);
+			RegisterSubXactCallback(snowid_ticket_subxact_cb, NULL);
+			callbacks = true;
 		}
-		if (!s->in_use && index < 0 && slot == NULL)
-			slot = s;
+		/* room to remember the slot, before it is bound */
+		if (npending >= maxpending)
+		{
+			int			newmax = Max(8, maxpending * 2);
+
+			pending = pending == NULL ?
+				MemoryContextAlloc(TopMemoryContext,
+								   sizeof(SnowidPendingSlot) * newmax) :
+				repalloc(pending, sizeof(SnowidPendingSlot) * newmax);
+			maxpending = newmax;
+		}
+	}
+
+	for (int attempt = 0;; attempt++)
+	{
+		slot = NULL;
+		index = -1;
+		LWLockAcquire(shared->table_lock, LW_EXCLUSIVE);
+		for (int i = 0; i < shared->nslots; i++)
+		{
+			SnowidTicketSlot *s = &shared->slots[i];
+
+			if (s->in_use && s->dbid == MyDatabaseId && s->relid == entry->relid)
+			{
+				if (s->stamp == entry->stamp)
+				{
+					index = i;
+					break;
+				}
+				/* a dropped ticket whose OID was reused: never serve it */
+				snowid_ticket_free_slot(s);
+			}
+			if (!s->in_use && index < 0 && slot == NULL)
+				slot = s;
+		}
+		if (index >= 0 || slot != NULL)
+			break;
+		LWLockRelease(shared->table_lock);
+		if (attempt < 3 && snowid_ticket_recycle(entry->extnsp))
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no free snowid ticket slot for \"%s\"",
+						snowid_ticket_name(entry->relid)),
+				 errdetail("All %d slots are in use by ticket sequences of this server.",
+						   shared->nslots),
+				 errhint("Raise snowid.ticket_slots and restart the server, or drop ticket sequences that are no longer used.")));
 	}
 	if (index < 0)
 	{
 		uint32		gen;
 
-		if (slot == NULL)
-		{
-			LWLockRelease(shared->table_lock);
-			ereport(ERROR,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("no free snowid ticket slot for \"%s\"",
-							snowid_ticket_name(entry->relid)),
-					 errdetail("All %d slots are in use by ticket sequences of this server.",
-							   shared->nslots),
-					 errhint("Raise snowid.ticket_slots and restart the server, or drop ticket sequences that are no longer used.")));
-		}
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 		slot->dbid = MyDatabaseId;
 		slot->relid = entry->relid;
@@ -283,6 +460,19 @@ snowid_ticket_bind(SnowidTicketEntry *entry)
 	entry->slot = index;
 	entry->bind_count = pg_atomic_read_u32(&shared->slots[index].bind_count);
 	LWLockRelease(shared->table_lock);
+
+	if (created_here)
+	{
+		int			i;
+
+		for (i = 0; i < npending && pending[i].index != index; i++)
+			;
+		pending[i].index = index;
+		pending[i].relid = entry->relid;
+		pending[i].stamp = entry->stamp;
+		if (i == npending)
+			npending++;
+	}
 }
 
 /* ---------- blocks ---------- */
@@ -408,14 +598,8 @@ snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 static const char *
 snowid_ticket_lock_for_block(SnowidTicketEntry *entry)
 {
-	const char *name = snowid_ticket_name(entry->relid);
+	const char *name = snowid_ticket_lock_existing(entry->relid);
 
-	LockRelationOid(entry->relid, RowExclusiveLock);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relid)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("ticket sequence \"%s\" does not exist", name),
-				 errdetail("It was dropped while this call waited for it.")));
 	snowid_ticket_lock_table(name);
 	return name;
 }

@@ -1,0 +1,231 @@
+--
+-- Security of ticket sequences.
+--  * Users without privileges on a ticket sequence see no position of it.
+--  * Privileges are checked again after ALTER ROLE and GRANT/REVOKE.
+--  * Nothing the extension runs internally follows the caller's search_path:
+--    not the catalog reads of snowid_ticket_next/_shard, not the SQL of
+--    snowid_ticket_create, not the view, its type check or the DROP trigger,
+--    and an install or an update binds nothing a user created.
+--
+
+-- A user without SELECT or USAGE on a ticket sequence sees its settings,
+-- but no position: blocks_reserved, cached_* and values_left are NULL, in
+-- the view and in snowid_ticket_cache().
+SELECT snowid_ticket_create('sec_p', 0, 1, 10);
+SELECT snowid_ticket_next('sec_p');
+CREATE ROLE regress_nopriv;
+SET ROLE regress_nopriv;
+SELECT ticket, blocks_total, blocks_reserved, cached_first, cached_last,
+	   cached_values, values_left
+  FROM snowid_tickets WHERE ticket = 'sec_p'::regclass;
+SELECT * FROM snowid_ticket_cache() WHERE ticket = 'sec_p'::regclass;
+RESET ROLE;
+GRANT USAGE ON SEQUENCE sec_p TO regress_nopriv;
+SET ROLE regress_nopriv;
+SELECT ticket, blocks_total, blocks_reserved, cached_first, cached_last,
+	   cached_values, values_left
+  FROM snowid_tickets WHERE ticket = 'sec_p'::regclass;
+SELECT * FROM snowid_ticket_cache() WHERE ticket = 'sec_p'::regclass;
+RESET ROLE;
+REVOKE USAGE ON SEQUENCE sec_p FROM regress_nopriv;
+DROP ROLE regress_nopriv;
+
+-- Privileges are checked again when they change, as nextval does: a
+-- superuser made NOSUPERUSER, a member made NOINHERIT, a membership or a
+-- privilege revoked.
+CREATE ROLE regress_super SUPERUSER;
+SET SESSION AUTHORIZATION regress_super;
+SELECT snowid_ticket_next('sec_p') > 0 AS taken;
+RESET SESSION AUTHORIZATION;
+ALTER ROLE regress_super NOSUPERUSER;
+SET SESSION AUTHORIZATION regress_super;
+SELECT nextval('sec_p');
+SELECT snowid_ticket_next('sec_p');
+RESET SESSION AUTHORIZATION;
+DROP ROLE regress_super;
+CREATE ROLE regress_holder;
+GRANT USAGE ON SEQUENCE sec_p TO regress_holder;
+CREATE ROLE regress_member IN ROLE regress_holder;
+SET SESSION AUTHORIZATION regress_member;
+SELECT snowid_ticket_next('sec_p') > 0 AS taken;
+RESET SESSION AUTHORIZATION;
+ALTER ROLE regress_member NOINHERIT;
+SET SESSION AUTHORIZATION regress_member;
+SELECT nextval('sec_p');
+SELECT snowid_ticket_next('sec_p');
+RESET SESSION AUTHORIZATION;
+ALTER ROLE regress_member INHERIT;
+SET SESSION AUTHORIZATION regress_member;
+SELECT snowid_ticket_next('sec_p') > 0 AS taken;
+RESET SESSION AUTHORIZATION;
+REVOKE regress_holder FROM regress_member;
+SET SESSION AUTHORIZATION regress_member;
+SELECT snowid_ticket_next('sec_p');
+RESET SESSION AUTHORIZATION;
+GRANT UPDATE ON SEQUENCE sec_p TO regress_member;
+SET SESSION AUTHORIZATION regress_member;
+SELECT snowid_ticket_next('sec_p') > 0 AS taken;
+RESET SESSION AUTHORIZATION;
+REVOKE UPDATE ON SEQUENCE sec_p FROM regress_member;
+SET SESSION AUTHORIZATION regress_member;
+SELECT snowid_ticket_next('sec_p');
+RESET SESSION AUTHORIZATION;
+DROP SEQUENCE sec_p;
+DROP ROLE regress_member;
+DROP ROLE regress_holder;
+
+-- A user who may create objects in public (as everyone could before
+-- PostgreSQL 15) shadows, there, the operators, types and functions that
+-- internal SQL could use.  Each of them records that it ran, and as whom.
+CREATE ROLE regress_hostile;
+GRANT CREATE ON SCHEMA public TO regress_hostile;
+SET ROLE regress_hostile;
+CREATE TABLE hostile_ran (what text, who name);
+GRANT INSERT ON hostile_ran TO PUBLIC;
+CREATE FUNCTION hostile(what text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.hostile_ran VALUES (what, current_user);
+	RAISE WARNING 'hostile code ran as %: %', current_user, what;
+	RETURN true;
+END
+$$;
+DO $$
+DECLARE
+	o record;
+	fn text;
+	i integer := 0;
+BEGIN
+	-- operators pg_catalog lacks (=(regclass, regclass), ...) or has with
+	-- the same arguments (=(oid, oid), ...)
+	FOR o IN SELECT * FROM (VALUES
+		('=', 'pg_catalog.regclass', 'pg_catalog.regclass', 'boolean'),
+		('=', 'pg_catalog.regtype', 'pg_catalog.regtype', 'boolean'),
+		('=', 'pg_catalog.oid', 'pg_catalog.oid', 'boolean'),
+		('=', 'pg_catalog.oid', 'pg_catalog.regclass', 'boolean'),
+		('=', 'pg_catalog.regclass', 'pg_catalog.oid', 'boolean'),
+		('=', 'bigint', 'bigint', 'boolean'),
+		('+', 'bigint', 'integer', 'bigint'),
+		('+', 'numeric', 'integer', 'numeric'),
+		('-', 'numeric', 'bigint', 'numeric'),
+		('-', 'numeric', 'integer', 'numeric'),
+		('*', 'numeric', 'integer', 'numeric'),
+		('*', 'bigint', 'integer', 'bigint')) AS v(op, l, r, res)
+	LOOP
+		i := i + 1;
+		fn := 'public.hostile_op' || i;
+		EXECUTE format('CREATE FUNCTION %s(%s, %s) RETURNS %s LANGUAGE plpgsql '
+					   'AS $f$BEGIN PERFORM public.hostile(%L); RETURN NULL; END$f$',
+					   fn, o.l, o.r, o.res, o.l || ' ' || o.op || ' ' || o.r);
+		EXECUTE format('CREATE OPERATOR public.%s (LEFTARG = %s, RIGHTARG = %s, FUNCTION = %s)',
+					   o.op, o.l, o.r, fn);
+	END LOOP;
+	-- functions: where pg_catalog has none with these arguments (div) or
+	-- one that a path with public first would hide
+	FOR o IN SELECT * FROM (VALUES
+		('div', 'numeric, integer', 'numeric'),
+		('div', 'numeric, numeric', 'numeric'),
+		('has_sequence_privilege', 'pg_catalog.regclass, text', 'boolean'),
+		('has_sequence_privilege', 'pg_catalog.oid, text', 'boolean'),
+		('pg_sequence_last_value', 'pg_catalog.regclass', 'bigint'),
+		('nextval', 'pg_catalog.regclass', 'bigint'),
+		('setval', 'pg_catalog.regclass, bigint', 'bigint'),
+		('pg_extension_config_dump', 'pg_catalog.regclass, text', 'void'),
+		('format_type', 'pg_catalog.oid, integer', 'text'),
+		('quote_ident', 'text', 'text')) AS v(name, args, res)
+	LOOP
+		EXECUTE format('CREATE FUNCTION public.%I(%s) RETURNS %s LANGUAGE plpgsql '
+					   'AS $f$BEGIN PERFORM public.hostile(%L); RETURN %s; END$f$',
+					   o.name, o.args, o.res, o.name || '(' || o.args || ')',
+					   CASE WHEN o.res = 'void' THEN '' ELSE 'NULL' END);
+	END LOOP;
+END
+$$;
+-- types: domains named oid and regclass whose check runs hostile code, and
+-- a type named regtype with casts from oid and to pg_catalog.regtype
+CREATE DOMAIN oid AS pg_catalog.oid CHECK (public.hostile('domain oid'));
+CREATE DOMAIN regclass AS pg_catalog.oid CHECK (public.hostile('domain regclass'));
+CREATE TYPE regtype AS (t pg_catalog.oid);
+CREATE FUNCTION hostile_to_regtype(pg_catalog.oid) RETURNS public.regtype
+LANGUAGE plpgsql AS $$BEGIN PERFORM public.hostile('cast to regtype'); RETURN ROW($1); END$$;
+CREATE FUNCTION hostile_from_regtype(public.regtype) RETURNS pg_catalog.regtype
+LANGUAGE plpgsql AS $$BEGIN PERFORM public.hostile('cast from regtype'); RETURN ($1).t; END$$;
+CREATE CAST (pg_catalog.oid AS public.regtype) WITH FUNCTION hostile_to_regtype(pg_catalog.oid);
+CREATE CAST (public.regtype AS pg_catalog.regtype)
+	WITH FUNCTION hostile_from_regtype(public.regtype) AS ASSIGNMENT;
+RESET ROLE;
+
+-- What the extension's view and catalog table use of these objects.
+CREATE FUNCTION pg_temp.snowid_uses_hostile()
+RETURNS TABLE (object text, uses text)
+LANGUAGE sql SET search_path = pg_catalog AS $$
+WITH hostile (classid, objid) AS (
+	SELECT 'pg_proc'::regclass, oid FROM pg_proc
+	 WHERE proowner = 'regress_hostile'::regrole
+	UNION ALL
+	SELECT 'pg_operator'::regclass, oid FROM pg_operator
+	 WHERE oprowner = 'regress_hostile'::regrole
+	UNION ALL
+	SELECT 'pg_type'::regclass, oid FROM pg_type
+	 WHERE typowner = 'regress_hostile'::regrole)
+SELECT DISTINCT pg_describe_object(d.classid, d.objid, 0),
+	   pg_describe_object(d.refclassid, d.refobjid, 0)
+  FROM pg_depend d
+  JOIN hostile h ON h.classid = d.refclassid AND h.objid = d.refobjid
+ WHERE (d.classid = 'pg_rewrite'::regclass AND
+		d.objid IN (SELECT oid FROM pg_rewrite
+					 WHERE ev_class = 'public.snowid_tickets'::regclass))
+	OR (d.classid = 'pg_constraint'::regclass AND
+		d.objid IN (SELECT oid FROM pg_constraint
+					 WHERE conrelid = 'public.snowid_ticket'::regclass))
+ ORDER BY 1, 2
+$$;
+
+-- Version 1.1, installed with these objects present, binds some of them
+-- into its view and its type check; the update to the current version
+-- replaces both, and a fresh install binds none.
+DROP EXTENSION snowid;
+CREATE EXTENSION snowid VERSION '1.1';
+SELECT * FROM pg_temp.snowid_uses_hostile();
+ALTER EXTENSION snowid UPDATE;
+SELECT * FROM pg_temp.snowid_uses_hostile();
+DROP EXTENSION snowid;
+CREATE EXTENSION snowid;
+SELECT * FROM pg_temp.snowid_uses_hostile();
+TRUNCATE hostile_ran;
+
+-- A superuser with public first on the path uses tickets: creates one,
+-- takes values through a column default and directly, decodes one, reads
+-- the view and the cache, drops the ticket.  No hostile code runs.
+SET search_path = public, pg_catalog;
+SELECT snowid_ticket_create('sec_t', 0, 1, 10);
+CREATE TABLE sec_orders (id bigint DEFAULT snowid_ticket_next('sec_t'), note text);
+INSERT INTO sec_orders (note) VALUES ('a'), ('b'), ('c');
+SELECT id, note FROM sec_orders ORDER BY note;
+SELECT snowid_ticket_next('sec_t');
+BEGIN;
+SELECT snowid_ticket_create('sec_u', 1, 2, 5, 1, 'integer');
+SELECT snowid_ticket_next('sec_u');
+SAVEPOINT s;
+SELECT snowid_ticket_next('sec_u');
+ROLLBACK TO SAVEPOINT s;
+SELECT snowid_ticket_next('sec_u');
+COMMIT;
+SELECT snowid_ticket_shard('sec_t', 5), snowid_ticket_shard('sec_u', 6);
+-- The catalog is read in C, in parallel workers too.
+SET force_parallel_mode = on;
+SELECT snowid_ticket_shard('sec_t', 7), snowid_ticket_shard('sec_u', 8);
+RESET force_parallel_mode;
+SELECT * FROM snowid_tickets ORDER BY ticket::pg_catalog.text COLLATE "C";
+SELECT ticket, cached_first, cached_last, cached_values
+  FROM snowid_ticket_cache() ORDER BY ticket::pg_catalog.text COLLATE "C";
+DROP TABLE sec_orders;
+DROP SEQUENCE sec_t, sec_u;
+SELECT count(*) AS rows_left FROM snowid_ticket;
+RESET search_path;
+SELECT count(*) AS hostile_code_ran FROM hostile_ran;
+DROP CAST (pg_catalog.oid AS public.regtype);
+DROP CAST (public.regtype AS pg_catalog.regtype);
+DROP OWNED BY regress_hostile;
+REVOKE CREATE ON SCHEMA public FROM regress_hostile;
+DROP ROLE regress_hostile;
