@@ -35,9 +35,11 @@ REGRESS_OPTS = --load-extension=snowid
 ISOLATION = concurrent_next ticket_boundary ticket_drop
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=snowid
 
-# TAP tests in test/t, run by `make prove` (PGXS only defines the variable).
-TAP_TESTS = 1
+# TAP tests in test/t, run by `make prove` only: they start servers of their
+# own, so `make installcheck` (which runs prove when TAP_TESTS is set) leaves
+# them out.  PGXS defines prove_installcheck whether TAP_TESTS is set or not.
 PROVE_TESTS = test/t/*.pl
+EXTRA_CLEAN = tmp_check/
 
 # `make installcheck` targets the server named by PGHOST/PGPORT.  With
 # SNOWID_TEMP_INSTANCE=1, pg_regress starts servers of its own instead, in
@@ -56,6 +58,18 @@ include $(PGXS)
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
 
-.PHONY: prove
-prove:
+.PHONY: prove snowid-not-root
+prove: snowid-not-root
 	$(prove_installcheck)
+
+# PostgreSQL refuses to run as root, peer authentication maps root to no
+# role, and the tests write into this tree: as root, test/make.sh runs the
+# same target on a copy of the tree as the postgres OS user.
+installcheck: snowid-not-root
+snowid-not-root:
+	@if [ "$$(id -u)" = 0 ]; then \
+		echo "snowid: 'make $(MAKECMDGOALS)' does not run as root: run it as an ordinary user," >&2; \
+		echo "snowid: or as root run the same on a copy of the tree as the postgres user:" >&2; \
+		echo "snowid:     bash test/make.sh $(MAKECMDGOALS) $(MAKEOVERRIDES)" >&2; \
+		exit 1; \
+	fi

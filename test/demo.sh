@@ -45,29 +45,36 @@ if ! as_runner pg_ctl -D "$dir/data" status >/dev/null 2>&1; then
 	as_runner pg_ctl -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
 fi
 
-psql_cmd="psql -h $dir -p $port -d postgres"
+psql_cmd="psql -h $dir -p $port -d snowid_demo"
 [ "$(id -u)" -eq 0 ] && psql_cmd="runuser -u postgres -- $psql_cmd"
 
-as_runner psql -X -q -h "$dir" -p "$port" -d postgres -v ON_ERROR_STOP=1 <<'SQL'
+# The demo has a database of its own, so that the README's examples run as
+# pasted in a fresh one (postgres, say).
+if [ "$(as_runner psql -X -At -h "$dir" -p "$port" -d postgres \
+	-c "SELECT count(*) FROM pg_database WHERE datname = 'snowid_demo'")" = 0 ]; then
+	as_runner createdb -h "$dir" -p "$port" snowid_demo
+fi
+
+as_runner psql -X -q -h "$dir" -p "$port" -d snowid_demo -v ON_ERROR_STOP=1 <<'SQL'
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS snowid;
-DROP TABLE IF EXISTS orders;
-CREATE TABLE orders (
+DROP TABLE IF EXISTS demo_orders;
+CREATE TABLE demo_orders (
     id bigint PRIMARY KEY DEFAULT snowid_next(),
     item text NOT NULL
 );
-INSERT INTO orders (item) VALUES ('tea'), ('milk'), ('bread');
-INSERT INTO orders (item) SELECT 'widget ' || g FROM generate_series(1, 1000) AS g;
+INSERT INTO demo_orders (item) VALUES ('tea'), ('milk'), ('bread');
+INSERT INTO demo_orders (item) SELECT 'widget ' || g FROM generate_series(1, 1000) AS g;
 \echo
 \echo '-- the layout in force'
 SELECT node_id, timestamp_bits, node_bits, sequence_bits, ids_per_second, last_timestamp
 FROM snowid_layout();
 \echo '-- three orders, their IDs decoded'
 SELECT o.id, d.ts, d.node, d.sequence, o.item
-FROM orders AS o, snowid_decode(o.id) AS d
+FROM demo_orders AS o, snowid_decode(o.id) AS d
 ORDER BY o.id LIMIT 3;
 \echo '-- orders of the last hour, found by a range scan on the ID'
-SELECT count(*) AS last_hour FROM orders
+SELECT count(*) AS last_hour FROM demo_orders
 WHERE id >= snowid_from_timestamp(now() - interval '1 hour');
 \echo '-- what the generator did'
 SELECT ids_issued, ticks_borrowed, waits, clock_errors FROM snowid_stats();
@@ -76,5 +83,6 @@ SQL
 cat <<EOF2
 snowid is running on port $port (data in $dir/data, log in $dir/server.log).
 Connect with:  $psql_cmd
+(the README's SQL examples run as pasted in the fresh database postgres: -d postgres)
 Stop and remove it with:  bash $(cd "$(dirname "$0")" && pwd)/demo.sh stop
 EOF2

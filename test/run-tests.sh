@@ -62,11 +62,32 @@ ok=$(grep -cE '^\s*ok [0-9]+' tap.log)
 bad=$(grep -cE '^\s*not ok [0-9]+' tap.log)
 died=$(grep -cE 'Dubious, test returned|Bad plan|No plan found|Parse errors' tap.log)
 grep -E '^test/t/.*\.\.' tap.log | sed 's/^/  /'
-if [ "$bad" -gt 0 ] || [ "$died" -gt 0 ]; then
-	grep -E -B2 -A12 '^\s*not ok|Dubious' tap.log | head -200
-	for f in tmp_check/log/regress_log_*; do
-		[ -f "$f" ] && grep -q 'not ok' "$f" && { echo "--- $f (tail)"; tail -40 "$f"; }
+# For every file prove lists as failed (a failed subtest, a death, a bad
+# plan), print its failing subtests with their diagnostics, the tail of its
+# regress_log and of its servers' logs, so that a failure that happens once
+# in many runs leaves its evidence in CI's output.
+failed_files=$(sed -n 's/^\(test\/t\/[^ ]*\.pl\) *(Wstat.*/\1/p' tap.log | sort -u)
+if [ "$bad" -gt 0 ] || [ "$died" -gt 0 ] || [ -n "$failed_files" ]; then
+	sed -n '/^Test Summary Report/,$p' tap.log
+	for t in $failed_files; do
+		base=$(basename "$t" .pl)
+		log=tmp_check/log/regress_log_$base
+		echo "=== FAILED: $t"
+		echo "--- prove's output for $t, passing subtests left out (last 60 lines):"
+		awk -v t="$t" 'index($0, t " ..") == 1 { on = 1; next }
+			on && (/^test\/t\/.*\.pl \.\./ || /^Test Summary Report/) { on = 0 }
+			on && !/^[[:space:]]*ok [0-9]/' tap.log | tail -60
+		if [ -f "$log" ]; then
+			echo "--- failing subtests in $log:"
+			grep -E -A8 '^(\[[^]]*\] *)?not ok [0-9]+' "$log" | head -120
+			echo "--- $log (last 80 lines)"
+			tail -80 "$log"
+		fi
+		for s in tmp_check/log/"${base}"_*.log; do
+			[ -f "$s" ] && { echo "--- $s (last 25 lines)"; tail -25 "$s"; }
+		done
 	done
+	echo "(all logs kept in $work/tmp_check/log)"
 fi
 grep -E '^(Files=|Result:)' tap.log
 echo "  $ok passed, $((bad + died)) failed"
