@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "compat.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "text.h"
