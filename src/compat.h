@@ -64,4 +64,19 @@ snowid_find_guc(const char *name)
 #endif
 }
 
+/*
+ * Memory for the "extra" a GUC check hook returns: the GUC machinery frees
+ * it with free() up to 15, and from 16 with guc_free(), which takes only
+ * what guc_malloc() gave.  NULL when out of memory.
+ */
+static inline void *
+snowid_guc_extra_alloc(size_t size)
+{
+#if PG_VERSION_NUM >= 160000
+	return guc_malloc(LOG, size);
+#else
+	return malloc(size);
+#endif
+}
+
 #endif							/* SNOWID_COMPAT_H */

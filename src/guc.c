@@ -155,7 +155,7 @@ snowid_epoch_check(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("%s", why);
 		return false;
 	}
-	store = (TimestampTz *) malloc(sizeof(TimestampTz));
+	store = (TimestampTz *) snowid_guc_extra_alloc(sizeof(TimestampTz));
 	if (store == NULL)
 		return false;
 	*store = epoch;
