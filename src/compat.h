@@ -26,6 +26,17 @@
 #endif
 
 /*
+ * A function that never returns, marked before its declaration: 18 has
+ * pg_noreturn (C11 _Noreturn) in front and dropped the trailing
+ * pg_attribute_noreturn(), which GCC-style compilers also accept in front.
+ */
+#if PG_VERSION_NUM >= 180000
+#define snowid_noreturn pg_noreturn
+#else
+#define snowid_noreturn pg_attribute_noreturn()
+#endif
+
+/*
  * DecodeDateTime: from 16 it takes a DateTimeErrorExtra for the details of
  * an error it reports through its return value.  The shim leaves those out
  * (the caller words its own error).
