@@ -198,26 +198,28 @@ build_major() {
 	ensure_tools
 	work=$cache/build/$major
 	log=$cache/build-$major.log
-	rm -rf "$work" "$prefix"
+	rm -rf "$work"
 	mkdir -p "$work/src"
 	say "building PostgreSQL $major ($version) into $prefix; log: $log"
 	local start=$SECONDS
-	(
-		cd "$work"
-		apt-get "${apt_opts[@]}" source --download-only "postgresql-$major" >&2
-		orig=$(ls postgresql-"$major"_*.orig.tar.* | head -n1)
-		tar -C src --strip-components=1 -xf "$orig"
-		cd src
-		./configure --prefix="$prefix" $configure_opts
-		make -j"$(nproc)"
-		make install
-	) >"$log" 2>&1 || {
+	# (set -e does not apply in a list tested by ||: every step is chained.)
+	{
+		cd "$work" &&
+			apt-get "${apt_opts[@]}" source --download-only "postgresql-$major" &&
+			orig=$(ls postgresql-"$major"_*.orig.tar.*) &&
+			tar -C src --strip-components=1 -xf "$orig" &&
+			cd src &&
+			rm -rf "$prefix" &&
+			./configure --prefix="$prefix" $configure_opts &&
+			make -j"$(nproc)" &&
+			make install
+	} >"$log" 2>&1 || {
 		tail -n 40 "$log" >&2
 		say "building PostgreSQL $major failed; log: $log"
 		return 1
 	}
 	echo "$want" >"$prefix/.snowid-stamp"
-	rm -rf "$work"
+	cd "$cache" && rm -rf "$work"
 	say "PostgreSQL $major ($version) built in $((SECONDS - start)) s"
 }
 
