@@ -22,7 +22,10 @@ ALTER SYSTEM SET snowid.node_id = 'abc';
 ALTER SYSTEM SET snowid.node_id = -2;
 ALTER SYSTEM SET snowid.node_bits = 40;
 ALTER SYSTEM SET snowid.sequence_bits = -1;
+-- (the range in these messages has units from PostgreSQL 16 on)
+\set VERBOSITY sqlstate
 ALTER SYSTEM SET snowid.tick = 0;
+\set VERBOSITY default
 ALTER SYSTEM SET snowid.tick = '2 days';
 ALTER SYSTEM SET snowid.epoch = '2999-01-01 00:00:00+00';
 ALTER SYSTEM SET snowid.epoch = 'yesterday-ish';
@@ -30,8 +33,10 @@ ALTER SYSTEM SET snowid.epoch = 'now';
 ALTER SYSTEM SET snowid.epoch = 'today';
 ALTER SYSTEM SET snowid.epoch = 'epoch';
 ALTER SYSTEM SET snowid.epoch = 'infinity';
+\set VERBOSITY sqlstate
 ALTER SYSTEM SET snowid.max_lead = '-1ms';
 ALTER SYSTEM SET snowid.max_wait = '2h';
+\set VERBOSITY default
 
 -- ALTER SYSTEM also refuses a value with which the layout of the next start
 -- would be refused, before it writes anything: with the default layout, a

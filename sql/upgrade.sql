@@ -40,6 +40,13 @@ SELECT pg_catalog.pg_describe_object(d.classid, d.objid, 0) AS object,
   JOIN pg_extension x ON x.oid = d.refobjid
  WHERE d.refclassid = 'pg_catalog.pg_extension'::regclass
    AND d.deptype = 'e' AND x.extname = 'snowid'
+   -- the row types of tables and views (and their arrays) are members from
+   -- PostgreSQL 17 on (not 15); the relations themselves are compared above
+   AND NOT EXISTS (SELECT FROM pg_type t
+					LEFT JOIN pg_type elem ON elem.oid = t.typelem
+				   WHERE d.classid = 'pg_catalog.pg_type'::regclass
+					 AND t.oid = d.objid
+					 AND (t.typrelid <> 0 OR elem.typrelid <> 0))
 UNION ALL
 SELECT 'extension configuration', x.extconfig::regclass[]::text, NULL
   FROM pg_extension x WHERE x.extname = 'snowid';

@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "compat.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "pgtime.h"
@@ -109,7 +110,8 @@ snowid_parse_epoch(const char *text, TimestampTz *result, const char **why)
 		session_timezone = pg_tzset_offset(0);
 		PG_TRY();
 		{
-			dterr = DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz);
+			dterr = snowid_decode_datetime(field, ftype, nf, &dtype, &tm, &fsec,
+										   &tz);
 		}
 		PG_FINALLY();
 		{
@@ -153,7 +155,7 @@ snowid_epoch_check(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("%s", why);
 		return false;
 	}
-	store = (TimestampTz *) malloc(sizeof(TimestampTz));
+	store = (TimestampTz *) snowid_guc_extra_alloc(sizeof(TimestampTz));
 	if (store == NULL)
 		return false;
 	*store = epoch;
@@ -320,13 +322,9 @@ snowid_setting_of(const char *name)
 static bool
 snowid_set_on_command_line(const char *name)
 {
-	struct config_generic **vars = get_guc_variables();
-	int			n = GetNumConfigOptions();
+	struct config_generic *var = snowid_find_guc(name);
 
-	for (int i = 0; i < n; i++)
-		if (pg_strcasecmp(vars[i]->name, name) == 0)
-			return vars[i]->source == PGC_S_ARGV;
-	return false;
+	return var != NULL && var->source == PGC_S_ARGV;
 }
 
 /*

@@ -330,7 +330,8 @@ snowid_check_layout_change(const SnowidBound *b, uint64 position)
 	next_text = expressible ?
 		psprintf(INT64_FORMAT " or above (the tick starting at %s, %.3f s %s the clock now)",
 				 snowid_id_from_position(layout, position, node),
-				 timestamptz_to_str(start), (double) Abs(start - now) / 1e6,
+				 timestamptz_to_str(start),
+				 (double) (start > now ? start - now : now - start) / 1e6,
 				 start > now ? "ahead of" : "behind") :
 		pstrdup("none (the layout has no ID above them)");
 	ereport(LOG,

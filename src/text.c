@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "compat.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "text.h"
@@ -21,8 +22,9 @@
 PG_FUNCTION_INFO_V1(snowid_to_text);
 PG_FUNCTION_INFO_V1(snowid_from_text);
 
-static void snowid_text_error(text *code, SnowidTextStatus status,
-							  int offset) pg_attribute_noreturn();
+snowid_noreturn static void snowid_text_error(text *code,
+											  SnowidTextStatus status,
+											  int offset);
 
 /* Symbols 0 .. 36: the 32 value symbols, then the 5 check-only symbols. */
 static const char snowid_text_symbols[] =

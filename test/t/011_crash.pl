@@ -309,8 +309,9 @@ round_with_generators(
 		like($pid, qr/^\d+$/, 'found the backend of the selecting client');
 		kill 'KILL', $pid;
 		wait_crash_restart($log_offset);
+		# ("server process (PID ...)" up to 17, "client backend (PID ...)" from 18)
 		ok( $node->log_contains(
-				qr/server process \(PID $pid\) was terminated by signal 9/, $log_offset),
+				qr/ \(PID $pid\) was terminated by signal 9/, $log_offset),
 			'the backend was killed and the server went through crash recovery');
 		$crashes++;
 	});

@@ -1,0 +1,93 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  The differences between the PostgreSQL majors snowid builds against
+ *	  (15, 16, 17, 18, 19), each behind a named shim.
+ *
+ * Every PG_VERSION_NUM test of the extension is here and nowhere else; the
+ * code calls the shims.  Nothing but shims belongs in this file.  The custom
+ * WAL record, the high-water file format and the SQL scripts are the same
+ * on every major.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_COMPAT_H
+#define SNOWID_COMPAT_H
+
+#include "utils/datetime.h"
+#include "utils/guc_tables.h"
+
+/*
+ * The varlena macros (VARDATA_ANY, VARSIZE_ANY_EXHDR, ...) moved from
+ * postgres.h to varatt.h in 16.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
+/*
+ * A function that never returns, marked before its declaration: 18 has
+ * pg_noreturn (C11 _Noreturn) in front and dropped the trailing
+ * pg_attribute_noreturn(), which GCC-style compilers also accept in front.
+ */
+#if PG_VERSION_NUM >= 180000
+#define snowid_noreturn pg_noreturn
+#else
+#define snowid_noreturn pg_attribute_noreturn()
+#endif
+
+/*
+ * DecodeDateTime: from 16 it takes a DateTimeErrorExtra for the details of
+ * an error it reports through its return value.  The shim leaves those out
+ * (the caller words its own error).
+ */
+static inline int
+snowid_decode_datetime(char **field, int *ftype, int nf, int *dtype,
+					   struct pg_tm *tm, fsec_t *fsec, int *tzp)
+{
+#if PG_VERSION_NUM >= 160000
+	DateTimeErrorExtra extra;
+
+	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp, &extra);
+#else
+	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp);
+#endif
+}
+
+/*
+ * The GUC record of a parameter by name (case-insensitive), or NULL.  16
+ * keeps the records in a hash table and exports find_option(); 15 has only
+ * the array of get_guc_variables().
+ */
+static inline struct config_generic *
+snowid_find_guc(const char *name)
+{
+#if PG_VERSION_NUM >= 160000
+	return find_option(name, false, true, ERROR);
+#else
+	struct config_generic **vars = get_guc_variables();
+	int			n = GetNumConfigOptions();
+
+	for (int i = 0; i < n; i++)
+		if (pg_strcasecmp(vars[i]->name, name) == 0)
+			return vars[i];
+	return NULL;
+#endif
+}
+
+/*
+ * Memory for the "extra" a GUC check hook returns: the GUC machinery frees
+ * it with free() up to 15, and from 16 with guc_free(), which takes only
+ * what guc_malloc() gave.  NULL when out of memory.
+ */
+static inline void *
+snowid_guc_extra_alloc(size_t size)
+{
+#if PG_VERSION_NUM >= 160000
+	return guc_malloc(LOG, size);
+#else
+	return malloc(size);
+#endif
+}
+
+#endif							/* SNOWID_COMPAT_H */

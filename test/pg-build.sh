@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# Build a PostgreSQL major that this machine has no binary package for (17,
+# 18, 19) from Debian's source package, into a cache directory outside the
+# repository, and print the path of its pg_config.
+#
+#   bash test/pg-build.sh 17 18          # build what is missing, print pg_configs
+#   bash test/pg-build.sh --print-pg-config 17   # path only; fails if not built
+#
+# The cache is $SNOWID_PG_CACHE, by default /var/cache/snowid-pg (or
+# ~/.cache/snowid-pg for a user who cannot write there); major N goes to
+# <cache>/N.  A build is reused on later runs and rebuilt when Debian's source
+# package version changes (recorded in <cache>/N/.snowid-stamp) or when the
+# last build did not finish.  Without network, an existing build is reused.
+#
+# Source: Debian's newer suites carry the source packages of the majors that
+# this release ships no binaries for.  A deb-src entry is derived from the
+# machine's own Debian source list (same mirror, same keyring) and used
+# through a private apt configuration, so the system's apt state is not
+# touched and no package host is named here.  The orig tarball (upstream
+# source, without Debian's patches) is built with
+#   configure --without-icu --without-readline --enable-tap-tests
+# which installs what PGXS needs for installcheck and TAP tests
+# (pg_regress, pg_isolation_regress, the PostgreSQL::Test perl modules).
+#
+# Runs as root or as a user with sudo (sudo is used only for apt-get install
+# of the build tools).
+set -euo pipefail
+
+print_only=
+if [ "${1:-}" = --print-pg-config ]; then
+	print_only=1
+	shift
+fi
+if [ $# -eq 0 ]; then
+	echo "usage: $0 [--print-pg-config] MAJOR..." >&2
+	exit 2
+fi
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+say() { echo "pg-build: $*" >&2; }
+
+default_cache() {
+	local sys=/var/cache/snowid-pg
+	if [ -w "$sys" ] || { [ ! -e "$sys" ] && [ -w "$(dirname "$sys")" ]; }; then
+		echo "$sys"
+	else
+		echo "${XDG_CACHE_HOME:-$HOME/.cache}/snowid-pg"
+	fi
+}
+cache=${SNOWID_PG_CACHE:-$(default_cache)}
+
+# Options of the build; a change here rebuilds (they are part of the stamp).
+configure_opts="--without-icu --without-readline --enable-tap-tests"
+
+stamp_of() { cat "$cache/$1/.snowid-stamp" 2>/dev/null || true; }
+
+if [ -n "$print_only" ]; then
+	rc=0
+	for major in "$@"; do
+		if [ -n "$(stamp_of "$major")" ] && [ -x "$cache/$major/bin/pg_config" ]; then
+			echo "$cache/$major/bin/pg_config"
+		else
+			say "PostgreSQL $major is not built in $cache (run $0 $major)"
+			rc=1
+		fi
+	done
+	exit $rc
+fi
+
+for major in "$@"; do
+	case $major in
+	[1-9][0-9]) ;;
+	*) say "not a PostgreSQL major: $major"; exit 2 ;;
+	esac
+done
+
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9 # one build at a time per cache
+
+# Build tools: bison and flex (newer tarballs ship no generated parsers),
+# perl with IPC::Run for the TAP tests, zlib for the default configure.
+ensure_tools() {
+	local missing=() pkg
+	for pkg in gcc make bison flex perl libipc-run-perl zlib1g-dev bzip2 xz-utils; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||
+			missing+=("$pkg")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	say "installing ${missing[*]}"
+	as_root apt-get update -qq &&
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends "${missing[@]}" >&2
+}
+
+# The deb-src stanza: the first stanza of the machine's Debian source list
+# whose suites include the release itself (not -security or -updates), with
+# its URIs, components and keyring, for the suites that carry newer majors.
+write_sources() {
+	local out=$1 sys=/etc/apt/sources.list.d/debian.sources
+	if [ -r "$sys" ]; then
+		awk '
+			function flush() {
+				if (!done && types ~ /(^| )deb( |$)/ && release && uris != "") {
+					print "Types: deb-src"
+					print "URIs: " uris
+					print "Suites: trixie sid experimental"
+					print "Components: " (comps != "" ? comps : "main")
+					if (signed != "") print "Signed-By: " signed
+					done = 1
+				}
+				types = uris = comps = signed = ""; release = 0
+			}
+			/^[ \t]*#/ { next }
+			/^[ \t]*$/ { flush(); next }
+			{
+				key = $1; sub(/:$/, "", key); $1 = ""; sub(/^ +/, "")
+				if (key == "Types") types = $0
+				else if (key == "URIs") uris = $0
+				else if (key == "Components") comps = $0
+				else if (key == "Signed-By") signed = $0
+				else if (key == "Suites") {
+					n = split($0, s, " ")
+					for (i = 1; i <= n; i++) if (s[i] !~ /-/) release = 1
+				}
+			}
+			END { flush(); if (!done) exit 1 }
+		' "$sys" >"$out"
+	elif [ -r /etc/apt/sources.list ]; then
+		# One-line format: "deb [options] URI suite components...".
+		awk '$1 == "deb" && $0 !~ /-(security|updates)/ {
+				i = 2; opts = ""
+				if ($2 ~ /^\[/) { while ($i !~ /\]$/) { opts = opts " " $i; i++ } opts = opts " " $i; i++ }
+				uri = $i; comps = ""
+				for (j = i + 2; j <= NF; j++) comps = comps " " $j
+				printf "Types: deb-src\nURIs: %s\nSuites: trixie sid experimental\nComponents:%s\n", uri, comps
+				if (match(opts, /signed-by=[^] ]+/)) print "Signed-By: " substr(opts, RSTART + 10, RLENGTH - 10)
+				found = 1; exit
+			}
+			END { if (!found) exit 1 }' /etc/apt/sources.list >"$out"
+	else
+		return 1
+	fi
+}
+
+apt_dir=$cache/apt
+apt_opts=(
+	-o "Dir::Etc::sourcelist=$apt_dir/snowid-src.sources"
+	-o "Dir::Etc::SourceParts=$apt_dir/empty"
+	-o "Dir::State::Lists=$apt_dir/lists"
+	-o "Dir::Cache=$apt_dir/cache"
+	-o "APT::Sandbox::User=$(id -un)"
+)
+apt_updated=
+
+apt_update_private() {
+	[ -n "$apt_updated" ] && return 0
+	mkdir -p "$apt_dir/empty" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+	write_sources "$apt_dir/snowid-src.sources" || {
+		say "found no Debian entry in /etc/apt to derive a deb-src entry from"
+		return 1
+	}
+	say "apt-get update (private deb-src list in $apt_dir)"
+	apt-get "${apt_opts[@]}" update -qq >&2 || return 1
+	apt_updated=1
+}
+
+# The source package's version that apt-get source would fetch now.
+source_version() {
+	apt-get "${apt_opts[@]}" source --print-uris "postgresql-$1" 2>/dev/null |
+		sed -n "s/^'[^']*' postgresql-$1_\(.*\)\.dsc .*/\1/p" | head -n1
+}
+
+build_major() {
+	local major=$1 prefix=$cache/$1 version want have work orig log
+	have=$(stamp_of "$major")
+	version=
+	if apt_update_private; then
+		version=$(source_version "$major")
+	fi
+	if [ -z "$version" ]; then
+		if [ -n "$have" ] && [ -x "$prefix/bin/pg_config" ]; then
+			say "no source version for postgresql-$major available (offline?): reusing $prefix ($have)"
+			return 0
+		fi
+		say "cannot find source package postgresql-$major"
+		return 1
+	fi
+	want="postgresql-$major $version $configure_opts"
+	if [ "$have" = "$want" ] && [ -x "$prefix/bin/pg_config" ]; then
+		say "PostgreSQL $major ($version) already built in $prefix"
+		return 0
+	fi
+
+	ensure_tools
+	work=$cache/build/$major
+	log=$cache/build-$major.log
+	rm -rf "$work"
+	mkdir -p "$work/src"
+	say "building PostgreSQL $major ($version) into $prefix; log: $log"
+	local start=$SECONDS
+	# (set -e does not apply in a list tested by ||: every step is chained.)
+	{
+		cd "$work" &&
+			apt-get "${apt_opts[@]}" source --download-only "postgresql-$major" &&
+			orig=$(ls postgresql-"$major"_*.orig.tar.*) &&
+			tar -C src --strip-components=1 -xf "$orig" &&
+			cd src &&
+			rm -rf "$prefix" &&
+			./configure --prefix="$prefix" $configure_opts &&
+			make -j"$(nproc)" &&
+			make install
+	} >"$log" 2>&1 || {
+		tail -n 40 "$log" >&2
+		say "building PostgreSQL $major failed; log: $log"
+		return 1
+	}
+	echo "$want" >"$prefix/.snowid-stamp"
+	cd "$cache" && rm -rf "$work"
+	say "PostgreSQL $major ($version) built in $((SECONDS - start)) s"
+}
+
+rc=0
+for major in "$@"; do
+	if build_major "$major"; then
+		echo "$cache/$major/bin/pg_config"
+	else
+		rc=1
+	fi
+done
+exit $rc
