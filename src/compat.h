@@ -16,6 +16,8 @@
 
 #include "utils/datetime.h"
 #include "utils/guc_tables.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 
 /*
  * The varlena macros (VARDATA_ANY, VARSIZE_ANY_EXHDR, ...) moved from
@@ -87,6 +89,20 @@ snowid_guc_extra_alloc(size_t size)
 	return guc_malloc(LOG, size);
 #else
 	return malloc(size);
+#endif
+}
+
+/*
+ * The primary key index of a relation.  18 added deferrable_ok; ours is not
+ * deferrable, so false asks for what older majors return.
+ */
+static inline Oid
+snowid_primary_key_index(Relation rel)
+{
+#if PG_VERSION_NUM >= 180000
+	return RelationGetPrimaryKeyIndex(rel, false);
+#else
+	return RelationGetPrimaryKeyIndex(rel);
 #endif
 }
 

@@ -10,6 +10,7 @@
  */
 #include "postgres.h"
 
+#include "compat.h"
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
@@ -167,7 +168,7 @@ snowid_ticket_find_row(Oid extnsp, Oid relid, SnowidTicketEntry *entry)
 	if (RelationGetDescr(rel)->natts < 7)
 		elog(ERROR, "table snowid_ticket of extension snowid has %d columns",
 			 RelationGetDescr(rel)->natts);
-	pkey = RelationGetPrimaryKeyIndex(rel);
+	pkey = snowid_primary_key_index(rel);
 	/* the latest, but no new snapshot may be taken in parallel mode */
 	snapshot = RegisterSnapshot(!IsInParallelMode() ? GetLatestSnapshot() :
 								ActiveSnapshotSet() ? GetActiveSnapshot() :

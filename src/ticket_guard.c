@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "compat.h"
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -211,7 +212,7 @@ snowid_ticket_served(Oid relid, const char *name)
 		return -1;				/* at 1.1: no mark yet */
 	rel = table_open(table, NoLock);
 	snowid_ticket_key(&key, relid);
-	scan = systable_beginscan(rel, RelationGetPrimaryKeyIndex(rel), true,
+	scan = systable_beginscan(rel, snowid_primary_key_index(rel), true,
 							  NULL, 1, &key);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
@@ -284,7 +285,7 @@ snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
 		return;					/* at 1.1: no mark yet */
 	rel = table_open(table, NoLock);
 	snowid_ticket_key(&key, relid);
-	systable_inplace_update_begin(rel, RelationGetPrimaryKeyIndex(rel), true,
+	systable_inplace_update_begin(rel, snowid_primary_key_index(rel), true,
 								  NULL, 1, &key, &tup, &state);
 	if (!HeapTupleIsValid(tup))
 	{
@@ -421,7 +422,7 @@ snowid_ticket_spec_of(Oid relid, SnowidTicketSpec *spec)
 		return false;
 	rel = table_open(table, AccessShareLock);
 	snowid_ticket_key(&key, relid);
-	scan = systable_beginscan(rel, RelationGetPrimaryKeyIndex(rel), true,
+	scan = systable_beginscan(rel, snowid_primary_key_index(rel), true,
 							  NULL, 1, &key);
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
@@ -612,7 +613,7 @@ snowid_ticket_forget(Oid relid)
 		return;
 	rel = table_open(table, RowExclusiveLock);
 	snowid_ticket_key(&key, relid);
-	scan = systable_beginscan(rel, RelationGetPrimaryKeyIndex(rel), true,
+	scan = systable_beginscan(rel, snowid_primary_key_index(rel), true,
 							  NULL, 1, &key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 		simple_heap_delete(rel, &tup->t_self);
