@@ -187,7 +187,7 @@ build_major() {
 			return 0
 		fi
 		say "cannot find source package postgresql-$major"
-		return 1
+		return 3
 	fi
 	want="postgresql-$major $version $configure_opts"
 	if [ "$have" = "$want" ] && [ -x "$prefix/bin/pg_config" ]; then
@@ -202,10 +202,17 @@ build_major() {
 	mkdir -p "$work/src"
 	say "building PostgreSQL $major ($version) into $prefix; log: $log"
 	local start=$SECONDS
+	# A source package listed in the index but not downloadable here is not
+	# a build failure: say so and return 3.
+	if ! (cd "$work" && apt-get "${apt_opts[@]}" source --download-only \
+		"postgresql-$major") >"$log" 2>&1; then
+		tail -n 5 "$log" >&2
+		say "the source package postgresql-$major ($version) cannot be downloaded; log: $log"
+		return 3
+	fi
 	# (set -e does not apply in a list tested by ||: every step is chained.)
 	{
 		cd "$work" &&
-			apt-get "${apt_opts[@]}" source --download-only "postgresql-$major" &&
 			orig=$(ls postgresql-"$major"_*.orig.tar.*) &&
 			tar -C src --strip-components=1 -xf "$orig" &&
 			cd src &&
@@ -223,10 +230,16 @@ build_major() {
 	say "PostgreSQL $major ($version) built in $((SECONDS - start)) s"
 }
 
+# Exit status: 0 if every major is there, 3 if some source package could
+# not be had (and nothing else failed), 1 if a build failed.
 rc=0
 for major in "$@"; do
-	if build_major "$major"; then
+	got=0
+	build_major "$major" || got=$?
+	if [ $got -eq 0 ]; then
 		echo "$cache/$major/bin/pg_config"
+	elif [ $got -eq 3 ] && [ $rc -ne 1 ]; then
+		rc=3
 	else
 		rc=1
 	fi

@@ -1,40 +1,57 @@
 #!/usr/bin/env bash
-# Run the whole snowid test suite: build (warnings are errors), install, then
-# pg_regress, isolation and TAP tests, each against servers they start
-# themselves.  Prints a log per suite and ends with "N passed, M failed".
+# Run the whole snowid test suite on every supported PostgreSQL major: for
+# each, build snowid (warnings are errors) and install it, then run
+# pg_regress, isolation, TAP and the benchmark smoke test, each against
+# servers they start themselves.  Prints a section per major and ends with
+# one line "N passed, M failed" summed over all of them.
 #
-#   bash test/run-tests.sh            # everything
+#   bash test/run-tests.sh                                 # 15, 17, 18 and 19
+#   PG_VERSIONS="15 18" bash test/run-tests.sh             # some majors
+#   PG_CONFIG=/path/to/pg_config bash test/run-tests.sh    # one installation you have
 #   SNOWID_TAP_TESTS='test/t/001_*.pl' bash test/run-tests.sh   # some TAP files
+#
+# 15 comes from Debian's packages; the others are built from Debian's source
+# packages into a cache outside the repository by test/pg-build.sh (a few
+# minutes each, the first time only).  19 (a release candidate) is
+# optional: if its source package cannot be downloaded here it is reported
+# as skipped, not counted; for the others that is a failure.
 set -u
+SNOWID_USER_PG_CONFIG=${PG_CONFIG:-}
 . "$(dirname "$0")/lib.sh"
 
 passed=0
 failed=0
+summary=()
+base_path=$PATH
 
 ensure_packages make gcc libipc-run-perl libfaketime faketime postgresql-15 \
 	postgresql-server-dev-15 || { echo "could not install packages"; echo "0 passed, 1 failed"; exit 1; }
 
-if build_and_install /tmp/snowid-build.log; then
-	echo "build: ok (warnings as errors)"
-else
-	cat /tmp/snowid-build.log
-	echo "build: FAILED"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
+# The pg_config of a major: Debian's for 15, else a build from the cache.
+# Returns 3 if the major's source cannot be had here.
+pg_config_of() {
+	local major=$1 out rc
+	if [ "$major" = 15 ]; then
+		echo /usr/lib/postgresql/15/bin/pg_config
+		return 0
+	fi
+	out=$(bash "$SNOWID_SRC/test/pg-build.sh" "$major" 2>"/tmp/snowid-pg-build-$major.log")
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		tail -15 "/tmp/snowid-pg-build-$major.log" | sed 's/^/  /'
+		return $rc
+	fi
+	echo "$out" | tail -n1
+}
 
-work=$(copy_tree_for_runner)
-echo "test tree: $work"
-cd "$work" || exit 1
-
-# Each pg_regress line is "test NAME ... ok" or "... FAILED" (with
-# "ok"/"failed" lower case for ignored tests).
+# pg_regress and the isolation tester print "test NAME ... ok" (15) or
+# "ok N - NAME" (16 and later, TAP-like); failures "... FAILED" or "not ok".
 count_regress() {
 	local log=$1 ok bad
-	ok=$(grep -cE '^(test | )?\S+ +\.\.\. ok' "$log")
-	bad=$(grep -cE '^(test | )?\S+ +\.\.\. (FAILED|failed)' "$log")
-	passed=$((passed + ok))
-	failed=$((failed + bad))
+	ok=$(grep -cE '^(test | )?\S+ +\.\.\. ok|^ok [0-9]+ ' "$log")
+	bad=$(grep -cE '^(test | )?\S+ +\.\.\. (FAILED|failed)|^not ok [0-9]+ ' "$log")
+	major_passed=$((major_passed + ok))
+	major_failed=$((major_failed + bad))
 	echo "  $ok passed, $bad failed"
 }
 
@@ -42,41 +59,32 @@ run_make() {
 	as_runner make -s PG_CONFIG="$PG_CONFIG" with_llvm=no "$@"
 }
 
-echo "== pg_regress"
-run_make installcheck SNOWID_TEMP_INSTANCE=1 ISOLATION= TAP_TESTS= >regress.log 2>&1
-grep -E '\.\.\. ' regress.log
-count_regress regress.log
-[ -f regression.diffs ] && cat regression.diffs && mv regression.diffs regression-regress.diffs
-
-echo "== isolation"
-run_make installcheck SNOWID_TEMP_INSTANCE=1 REGRESS= TAP_TESTS= >isolation.log 2>&1
-grep -E '\.\.\. ' isolation.log
-count_regress isolation.log
-[ -f output_iso/regression.diffs ] && cat output_iso/regression.diffs
-
-echo "== TAP"
-run_make prove PROVE_FLAGS=-v ${SNOWID_TAP_TESTS:+PROVE_TESTS="$SNOWID_TAP_TESTS"} >tap.log 2>&1
-# Count every subtest; a script that died or planned more than it ran
-# counts once more as a failure.
-ok=$(grep -cE '^\s*ok [0-9]+' tap.log)
-bad=$(grep -cE '^\s*not ok [0-9]+' tap.log)
-died=$(grep -cE 'Dubious, test returned|Bad plan|No plan found|Parse errors' tap.log)
-grep -E '^test/t/.*\.\.' tap.log | sed 's/^/  /'
-# For every file prove lists as failed (a failed subtest, a death, a bad
-# plan), print its failing subtests with their diagnostics, the tail of its
-# regress_log and of its servers' logs, so that a failure that happens once
-# in many runs leaves its evidence in CI's output.
-failed_files=$(sed -n 's/^\(test\/t\/[^ ]*\.pl\) *(Wstat.*/\1/p' tap.log | sort -u)
-if [ "$bad" -gt 0 ] || [ "$died" -gt 0 ] || [ -n "$failed_files" ]; then
-	sed -n '/^Test Summary Report/,$p' tap.log
-	for t in $failed_files; do
+# One TAP file in a prove of its own, so that a file that bails out (a
+# server that does not start) cannot stop the files after it.  Counts every
+# subtest; a script that died or planned more than it ran counts once more
+# as a failure.  For a failure, prints the failing subtests with their
+# diagnostics and the tails of its logs (prove deletes tmp_check before the
+# next file), so that a failure that happens once in many runs leaves its
+# evidence in the output.
+run_tap_file() {
+	local t=$1 out base ok bad died log
+	out=tap-$(basename "$t" .pl).log
+	run_make prove PROVE_FLAGS=-v PROVE_TESTS="$t" >"$out" 2>&1
+	cat "$out" >>tap.log
+	ok=$(grep -cE '^\s*ok [0-9]+' "$out")
+	bad=$(grep -cE '^\s*not ok [0-9]+' "$out")
+	died=$(grep -cE 'Dubious, test returned|Bad plan|No plan found|Parse errors|Bailout called|FAILED--Further testing stopped' "$out")
+	[ "$died" -gt 0 ] && died=1
+	if [ "$ok" -eq 0 ] && [ "$bad" -eq 0 ]; then
+		died=1
+	fi
+	printf '  %-40s %4d passed, %d failed\n' "$t" "$ok" "$((bad + died))"
+	if [ "$bad" -gt 0 ] || [ "$died" -gt 0 ]; then
 		base=$(basename "$t" .pl)
 		log=tmp_check/log/regress_log_$base
-		echo "=== FAILED: $t"
-		echo "--- prove's output for $t, passing subtests left out (last 60 lines):"
-		awk -v t="$t" 'index($0, t " ..") == 1 { on = 1; next }
-			on && (/^test\/t\/.*\.pl \.\./ || /^Test Summary Report/) { on = 0 }
-			on && !/^[[:space:]]*ok [0-9]/' tap.log | tail -60
+		echo "=== FAILED: $t (PostgreSQL $major)"
+		echo "--- prove's output, passing subtests left out (last 60 lines):"
+		grep -vE '^\s*ok [0-9]' "$out" | tail -60
 		if [ -f "$log" ]; then
 			echo "--- failing subtests in $log:"
 			grep -E -A8 '^(\[[^]]*\] *)?not ok [0-9]+' "$log" | head -120
@@ -86,30 +94,99 @@ if [ "$bad" -gt 0 ] || [ "$died" -gt 0 ] || [ -n "$failed_files" ]; then
 		for s in tmp_check/log/"${base}"_*.log; do
 			[ -f "$s" ] && { echo "--- $s (last 25 lines)"; tail -25 "$s"; }
 		done
+		mkdir -p failed-logs && cp -r tmp_check/log "failed-logs/$base" 2>/dev/null
+	fi
+	major_passed=$((major_passed + ok))
+	major_failed=$((major_failed + bad + died))
+}
+
+# The whole suite on the installation named by PG_CONFIG.
+run_suite() {
+	local work t
+	if build_and_install "/tmp/snowid-build-$major.log"; then
+		echo "build: ok (warnings as errors)"
+	else
+		cat "/tmp/snowid-build-$major.log"
+		echo "build: FAILED"
+		major_failed=$((major_failed + 1))
+		return
+	fi
+
+	work=$(copy_tree_for_runner)
+	echo "test tree: $work"
+	cd "$work" || return
+
+	echo "== pg_regress"
+	run_make installcheck SNOWID_TEMP_INSTANCE=1 ISOLATION= >regress.log 2>&1
+	grep -E '\.\.\. |^(not )?ok [0-9]+ ' regress.log
+	count_regress regress.log
+	[ -f regression.diffs ] && cat regression.diffs && mv regression.diffs regression-regress.diffs
+
+	echo "== isolation"
+	run_make installcheck SNOWID_TEMP_INSTANCE=1 REGRESS= >isolation.log 2>&1
+	grep -E '\.\.\. |^(not )?ok [0-9]+ ' isolation.log
+	count_regress isolation.log
+	[ -f output_iso/regression.diffs ] && cat output_iso/regression.diffs
+
+	echo "== TAP"
+	: >tap.log
+	for t in ${SNOWID_TAP_TESTS:-test/t/*.pl}; do
+		run_tap_file "$t"
 	done
-	echo "(all logs kept in $work/tmp_check/log)"
-fi
-grep -E '^(Files=|Result:)' tap.log
-echo "  $ok passed, $((bad + died)) failed"
-passed=$((passed + ok))
-failed=$((failed + bad + died))
-if [ "$ok" -eq 0 ] && [ "$bad" -eq 0 ]; then
-	echo "TAP: no subtest ran"
-	tail -30 tap.log
-	failed=$((failed + 1))
-fi
 
-echo "== benchmark smoke (proves the suite runs; times nothing)"
-if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55449 bash "$SNOWID_SRC/test/bench/run.sh" --smoke >bench.log 2>&1 &&
-	grep -q '^| snowid_next |' bench.log && grep -q '^## 7. Instructions per ID' bench.log && ! grep -qE '\b(nan|inf)\b' bench.log; then
-	echo "  bench smoke ... ok"
-	passed=$((passed + 1))
+	echo "== benchmark smoke (proves the suite runs; times nothing)"
+	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55449 bash "$SNOWID_SRC/test/bench/run.sh" --smoke >bench.log 2>&1 &&
+		grep -q '^| snowid_next |' bench.log && grep -q '^## 7. Instructions per ID' bench.log && ! grep -qE '\b(nan|inf)\b' bench.log; then
+		echo "  bench smoke ... ok"
+		major_passed=$((major_passed + 1))
+	else
+		tail -40 bench.log
+		echo "  bench smoke ... FAILED"
+		major_failed=$((major_failed + 1))
+	fi
+	echo "logs: $work/{regress,isolation,tap,bench}.log"
+	cd "$SNOWID_SRC" || return
+}
+
+if [ -n "${SNOWID_USER_PG_CONFIG:-}" ]; then
+	majors=user
 else
-	tail -40 bench.log
-	echo "  bench smoke ... FAILED"
-	failed=$((failed + 1))
+	majors=${PG_VERSIONS:-15 17 18 19}
 fi
 
-echo "logs: $work/{regress,isolation,tap,bench}.log"
+for major in $majors; do
+	major_passed=0
+	major_failed=0
+	if [ "$major" = user ]; then
+		PG_CONFIG=$SNOWID_USER_PG_CONFIG
+		major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+		echo "=================== PostgreSQL $major ($PG_CONFIG)"
+	else
+		echo "=================== PostgreSQL $major"
+		PG_CONFIG=$(pg_config_of "$major")
+		rc=$?
+		if [ $rc -eq 3 ] && [[ " ${SNOWID_OPTIONAL_MAJORS:-19} " == *" $major "* ]]; then
+			echo "PostgreSQL $major: its source package cannot be downloaded here: skipped"
+			summary+=("PostgreSQL $major: skipped (no source package)")
+			continue
+		elif [ $rc -ne 0 ]; then
+			echo "PostgreSQL $major: could not be built: FAILED"
+			summary+=("PostgreSQL $major: build of the server failed")
+			failed=$((failed + 1))
+			continue
+		fi
+		echo "pg_config: $PG_CONFIG ($("$PG_CONFIG" --version))"
+	fi
+	export PG_CONFIG
+	export PATH="$("$PG_CONFIG" --bindir):$base_path"
+	run_suite
+	echo "PostgreSQL $major: $major_passed passed, $major_failed failed"
+	summary+=("PostgreSQL $major: $major_passed passed, $major_failed failed")
+	passed=$((passed + major_passed))
+	failed=$((failed + major_failed))
+done
+
+echo "=================== summary"
+printf '%s\n' "${summary[@]}"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
