@@ -11,11 +11,16 @@ our @EXPORT = qw(snowid_node max_of min_of strictly_increasing set_policy
 
 # A new node, initialised but not started, that preloads snowid with the
 # given node ID (undef: none) and any extra postgresql.conf lines; the
-# remaining arguments go to init (allows_streaming => 1, say).
+# remaining arguments go to init (allows_streaming => 1, say), except
+# install_path, which goes to PostgreSQL::Test::Cluster->new: the directory
+# (holding bin/ and lib/) of another PostgreSQL installation to run the node
+# on, for pg_upgrade.
 sub snowid_node
 {
 	my ($name, $node_id, $extra, %init) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $install_path = delete $init{install_path};
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		defined $install_path ? (install_path => $install_path) : ());
 	$node->init(%init);
 	$node->append_conf('postgresql.conf',
 		"shared_preload_libraries = 'snowid'\n"
