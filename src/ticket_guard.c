@@ -379,7 +379,7 @@ snowid_ticket_check_sequence(Oid relid, const char *name,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a ticket sequence", name),
 				 errdetail("Its row in snowid_ticket was not written for this sequence: a ticket sequence depends on extension snowid, this one does not."),
-				 errhint("Create ticket sequences with snowid_ticket_create().")));
+				 errhint("Create ticket sequences with snowid_ticket_create(). After pg_upgrade or a data-only restore with --disable-triggers, which do not record that dependency, run UPDATE snowid_ticket SET seqrelid = seqrelid once in this database.")));
 	if (get_rel_persistence(relid) != RELPERSISTENCE_PERMANENT)
 		what = "is unlogged (a crash would reset it)";
 	tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(relid));
