@@ -193,14 +193,34 @@ for major in $majors; do
 		unset SNOWID_OLD_PG_BINDIR
 	fi
 	run_suite
-	if [ -z "${old_bindir:-}" ] && [ -f "$("$PG_CONFIG" --pkglibdir)/snowid.so" ]; then
-		old_bindir=$("$PG_CONFIG" --bindir)
+	if [ -f "$("$PG_CONFIG" --pkglibdir)/snowid.so" ]; then
+		if [ -z "${old_bindir:-}" ]; then
+			old_bindir=$("$PG_CONFIG" --bindir)
+			first_major=$major
+		fi
+		last_major=$major
 	fi
 	echo "PostgreSQL $major: $major_passed passed, $major_failed failed"
 	summary+=("PostgreSQL $major: $major_passed passed, $major_failed failed")
 	passed=$((passed + major_passed))
 	failed=$((failed + major_failed))
 done
+
+# The two-major benchmark, as a smoke run: the first and the last major
+# this run tested.
+if [ -n "${old_bindir:-}" ] && [ -n "${last_major:-}" ] && [ "$last_major" != "$first_major" ]; then
+	echo "=================== benchmark smoke, PostgreSQL $first_major beside $last_major (times nothing)"
+	if SNOWID_SKIP_BUILD=1 bash "$SNOWID_SRC/test/bench/majors.sh" --smoke "$first_major" "$last_major" >/tmp/snowid-majors-smoke.log 2>&1 &&
+		grep -q '^| `snowid_next` |' /tmp/snowid-majors-smoke.log; then
+		echo "  majors bench smoke ... ok"
+		passed=$((passed + 1))
+	else
+		tail -30 /tmp/snowid-majors-smoke.log
+		echo "  majors bench smoke ... FAILED"
+		failed=$((failed + 1))
+	fi
+	summary+=("benchmark smoke on PostgreSQL $first_major and $last_major")
+fi
 
 echo "=================== summary"
 printf '%s\n' "${summary[@]}"
