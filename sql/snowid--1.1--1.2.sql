@@ -58,11 +58,16 @@ COMMENT ON FUNCTION snowid_id_above(bigint, integer) IS
 -- Ticket sequences that cannot be rewound (issue 10, items 2 and 9).
 -- Rows whose sequence is gone (dropped while event triggers were off) go;
 -- every other ticket gets its served mark from its sequence and, through
--- the trigger, its dependency on the extension.
+-- the trigger, its dependency on the extension.  The table is locked first:
+-- a reservation takes RowExclusiveLock on it before its slot lock, so it
+-- waits (interruptibly) for this update to commit, and never finds the new
+-- row versions made here in progress.
+LOCK TABLE @extschema@.snowid_ticket IN EXCLUSIVE MODE;
 ALTER TABLE @extschema@.snowid_ticket ADD COLUMN served bigint NOT NULL DEFAULT -1;
 REVOKE SELECT ON @extschema@.snowid_ticket FROM PUBLIC;
 GRANT SELECT (seqrelid, shard, shards, block, start, type, stamp)
 	ON @extschema@.snowid_ticket TO PUBLIC;
+GRANT SELECT ON @extschema@.snowid_ticket TO pg_database_owner;
 
 CREATE FUNCTION @extschema@.snowid_ticket_registered()
 RETURNS trigger
@@ -70,12 +75,12 @@ AS 'MODULE_PATHNAME', 'snowid_ticket_registered'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.snowid_ticket_registered() IS
-'trigger on snowid_ticket: makes a ticket sequence depend on the extension';
+'trigger on snowid_ticket: makes a ticket sequence depend on the extension, refuses changes to a ticket''s row and its deletion while the ticket exists';
 
 REVOKE ALL ON FUNCTION @extschema@.snowid_ticket_registered() FROM PUBLIC;
 
 CREATE TRIGGER snowid_ticket_registered
-AFTER INSERT OR UPDATE OF seqrelid ON @extschema@.snowid_ticket
+AFTER INSERT ON @extschema@.snowid_ticket
 FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_ticket_registered();
 
 ALTER TABLE @extschema@.snowid_ticket ENABLE ALWAYS TRIGGER snowid_ticket_registered;
@@ -85,9 +90,18 @@ WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class c
 				  WHERE c.oid OPERATOR(pg_catalog.=) t.seqrelid::pg_catalog.oid
 					AND c.relkind OPERATOR(pg_catalog.=) 'S');
 
+-- The marks, before snowid_ticket_fixed refuses any change of a row.
 UPDATE @extschema@.snowid_ticket
-SET seqrelid = seqrelid,
-	served = coalesce(pg_catalog.pg_sequence_last_value(seqrelid), -1);
+SET served = coalesce(pg_catalog.pg_sequence_last_value(seqrelid), -1);
+
+CREATE TRIGGER snowid_ticket_fixed
+BEFORE UPDATE OR DELETE ON @extschema@.snowid_ticket
+FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_ticket_registered();
+
+ALTER TABLE @extschema@.snowid_ticket ENABLE ALWAYS TRIGGER snowid_ticket_fixed;
+
+-- Changes nothing: the trigger records each ticket's dependency.
+UPDATE @extschema@.snowid_ticket SET seqrelid = seqrelid;
 
 -- Issue 10, items 4 and 7 (search_path, positions shown without
 -- privileges): the type check of snowid_ticket and the view snowid_tickets

@@ -166,31 +166,44 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_ticket', '');
 
 -- Everyone may read the settings; only snowid_ticket_create writes them.
 -- The served mark tells how far a ticket has got, which, as with the
--- sequence's last_value, only privileged roles may see.
+-- sequence's last_value, only privileged roles may see: the owner of the
+-- database among them, whose pg_dump copies the whole table.
 REVOKE ALL ON snowid_ticket FROM PUBLIC;
 GRANT SELECT (seqrelid, shard, shards, block, start, type, stamp)
 	ON snowid_ticket TO PUBLIC;
+GRANT SELECT ON snowid_ticket TO pg_database_owner;
 
 -- A row's sequence depends on the extension: DROP EXTENSION lists the ticket
 -- sequences (CASCADE drops them), and a sequence that merely got the OID of
 -- a dropped ticket is never taken for one.  Fires for rows written by
 -- snowid_ticket_create, by pg_restore and by the upgrade script, ALWAYS
--- (also under session_replication_role = replica).
+-- (also under session_replication_role = replica).  The rows never get a
+-- new version: the served mark is raised in place, and an UPDATE or DELETE
+-- by hand of a live ticket's row would keep it waiting or lose it, so
+-- snowid_ticket_fixed refuses both; the UPDATE that changes nothing
+-- (SET seqrelid = seqrelid, after pg_upgrade) records the dependency and
+-- leaves the row as it is.
 CREATE FUNCTION snowid_ticket_registered()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'snowid_ticket_registered'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION snowid_ticket_registered() IS
-'trigger on snowid_ticket: makes a ticket sequence depend on the extension';
+'trigger on snowid_ticket: makes a ticket sequence depend on the extension, refuses changes to a ticket''s row and its deletion while the ticket exists';
 
 REVOKE ALL ON FUNCTION snowid_ticket_registered() FROM PUBLIC;
 
 CREATE TRIGGER snowid_ticket_registered
-AFTER INSERT OR UPDATE OF seqrelid ON snowid_ticket
+AFTER INSERT ON snowid_ticket
 FOR EACH ROW EXECUTE FUNCTION snowid_ticket_registered();
 
 ALTER TABLE snowid_ticket ENABLE ALWAYS TRIGGER snowid_ticket_registered;
+
+CREATE TRIGGER snowid_ticket_fixed
+BEFORE UPDATE OR DELETE ON snowid_ticket
+FOR EACH ROW EXECUTE FUNCTION snowid_ticket_registered();
+
+ALTER TABLE snowid_ticket ENABLE ALWAYS TRIGGER snowid_ticket_fixed;
 
 CREATE FUNCTION snowid_ticket_create(name text,
 									 shard integer DEFAULT 0,

@@ -102,6 +102,74 @@ RESET session_replication_role;
 SELECT count(*) AS stale_rows FROM snowid_ticket
  WHERE seqrelid::oid NOT IN (SELECT oid FROM pg_class);
 
+-- The row of a ticket never gets a new version (the served mark is written
+-- into it in place): an UPDATE that changes a column is refused, by the
+-- owner too; the one that changes nothing (it registers tickets again after
+-- pg_upgrade) leaves the row alone, so a rollback keeps the mark.
+SELECT snowid_ticket_create('rw_mark', 0, 1, 5);
+SELECT snowid_ticket_next('rw_mark') FROM generate_series(1, 3);
+UPDATE snowid_ticket SET served = 0 WHERE seqrelid = 'rw_mark'::regclass;
+UPDATE snowid_ticket SET block = 6 WHERE seqrelid = 'rw_mark'::regclass;
+BEGIN;
+UPDATE snowid_ticket SET seqrelid = seqrelid
+ WHERE seqrelid = 'rw_mark'::regclass;
+SELECT count(snowid_ticket_next('rw_mark')) FROM generate_series(1, 50);
+ROLLBACK;
+SELECT t.served >= s.last_value AS mark_kept
+  FROM snowid_ticket t, rw_mark s WHERE t.seqrelid = 'rw_mark'::regclass;
+-- A new version made anyway (trigger disabled by a superuser): this
+-- transaction cannot put the mark into it, and reserves nothing (the block
+-- its sequence returned for the refused reservation is skipped).
+BEGIN;
+ALTER TABLE snowid_ticket DISABLE TRIGGER snowid_ticket_fixed;
+UPDATE snowid_ticket SET seqrelid = seqrelid
+ WHERE seqrelid = 'rw_mark'::regclass;
+SELECT count(snowid_ticket_next('rw_mark')) FROM generate_series(1, 50);
+ROLLBACK;
+-- Values continue above the 53 taken so far.
+SELECT min(v) > 53 AS continues_above
+  FROM (SELECT snowid_ticket_next('rw_mark') AS v
+		  FROM generate_series(1, 20)) AS taken;
+-- Deleting a live ticket's row is refused; DROP SEQUENCE removes it.
+DELETE FROM snowid_ticket WHERE seqrelid = 'rw_mark'::regclass;
+
+-- The owner of the database reads the whole table, served mark included
+-- (its pg_dump copies it); other users still cannot.
+CREATE ROLE regress_dbowner;
+SELECT datdba::regrole AS old_dbowner FROM pg_database
+ WHERE datname = current_database() \gset
+DO $$
+BEGIN
+	EXECUTE format('ALTER DATABASE %I OWNER TO regress_dbowner',
+				   current_database());
+END
+$$;
+SET ROLE regress_dbowner;
+SELECT served >= 0 AS served_read FROM snowid_ticket
+ WHERE seqrelid = 'rw_mark'::regclass;
+RESET ROLE;
+ALTER DATABASE :"DBNAME" OWNER TO :"old_dbowner";
+SET ROLE regress_rewinder;
+SELECT served FROM snowid_ticket;
+RESET ROLE;
+DROP ROLE regress_dbowner;
+DROP SEQUENCE rw_mark;
+
+-- ALTER TABLE ... SET UNLOGGED of a table that owns a ticket sequence
+-- would make the sequence unlogged too (from PostgreSQL 15): refused.
+SELECT snowid_ticket_create('rw_owned', 0, 1, 5);
+CREATE TABLE rw_owner (id bigint);
+ALTER SEQUENCE rw_owned OWNED BY rw_owner.id;
+ALTER TABLE rw_owner SET UNLOGGED;
+SELECT relpersistence FROM pg_class WHERE oid = 'rw_owned'::regclass;
+ALTER TABLE rw_owner SET LOGGED;
+-- Detached, the table may become unlogged.
+ALTER SEQUENCE rw_owned OWNED BY NONE;
+ALTER TABLE rw_owner SET UNLOGGED;
+SELECT relpersistence FROM pg_class WHERE oid = 'rw_owned'::regclass;
+DROP TABLE rw_owner;
+DROP SEQUENCE rw_owned;
+
 -- Bad type: a clear error, not a cache lookup failure.
 SELECT snowid_ticket_create('rw_type', type => 0);
 

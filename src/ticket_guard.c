@@ -9,6 +9,40 @@
  *	 (non-transactional, WAL-logged) under the slot lock at every block
  *	 reservation; a block at or below it is refused (ticket_slot.c has the
  *	 argument).
+ * - The row that holds the mark never gets a new version, and the in-place
+ *	 write never waits.  Why both matter: an in-place write goes into the
+ *	 row version a catalog snapshot sees.  If another transaction is
+ *	 updating the row, PostgreSQL's in-place update waits for it, and here
+ *	 that wait would happen under the slot lock, where no interrupt is
+ *	 served: every session of the ticket would hang, uncancellable, until
+ *	 that transaction ends.  If this transaction made the version by an
+ *	 UPDATE, the mark goes into it and a rollback discards it, so values
+ *	 come out twice.  Hence:
+ *	 . trigger snowid_ticket_fixed (BEFORE UPDATE OR DELETE, ALWAYS)
+ *	   refuses an UPDATE that changes any column and a DELETE of a live
+ *	   ticket's row; the UPDATE that changes nothing (the re-registration
+ *	   after pg_upgrade) records the dependency and skips the row.  A
+ *	   BEFORE ROW trigger fires after the row is locked, so that UPDATE
+ *	   leaves a row lock (FOR NO KEY UPDATE) until its transaction ends, and
+ *	   a refused one until its abort; neither makes a new version;
+ *	 . the write (snowid_ticket_raise_served) only tries the tuple lock and
+ *	   never waits for the row's xmax.  A row locked by another transaction
+ *	   is written anyway while that trigger is in force: the locker cannot
+ *	   turn its lock into a new version (its UPDATE changes nothing, its
+ *	   DELETE is refused), and the trigger cannot be disabled meanwhile
+ *	   (ALTER TABLE takes a lock that conflicts with our RowExclusiveLock
+ *	   on the table).  Otherwise (trigger disabled, or an update or delete
+ *	   in progress) the reservation fails with 55P03, and a version made by
+ *	   this transaction's own UPDATE with 55000, before anything is
+ *	   written; the block its nextval() returned is then skipped;
+ *	 . everything heavyweight the reservation needs (the sequence, the
+ *	   table, its primary key index) is locked before the slot lock; the
+ *	   upgrade script locks the table before it makes new row versions, so
+ *	   a reservation waits, interruptibly, for it to commit.
+ *	 Only a superuser or the table's owner can disable the trigger; with
+ *	 it disabled, a row locked or changed by hand makes reservations fail,
+ *	 never wait.  The tuple lock is tried, not waited
+ *	 for, as well: a session waiting for a row lock holds it.
  * - The sequence's settings (pg_sequence, relpersistence), checked at every
  *	 block reservation, and ALTER SEQUENCE / ALTER ... SET UNLOGGED on a
  *	 ticket sequence, refused by a ProcessUtility hook.
@@ -32,6 +66,7 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
@@ -39,23 +74,28 @@
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_sequence.h"
+#include "catalog/pg_trigger.h"
 #include "commands/defrem.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "parser/parse_type.h"
 #include "snowid.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "ticket.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(snowid_ticket_registered);
@@ -225,17 +265,29 @@ snowid_ticket_served(Oid relid, const char *name)
 }
 
 /*
- * Lock the table snowid_ticket (RowExclusiveLock, before any slot lock:
- * no one waits for a heavyweight lock while holding an LWLock).
+ * Lock the table snowid_ticket (RowExclusiveLock) and its primary key index
+ * (AccessShareLock), before any slot lock: no one waits for a heavyweight
+ * lock while holding an LWLock.  A transaction that holds a stronger lock
+ * on the table (the upgrade script, ALTER TABLE ... DISABLE TRIGGER) makes
+ * this wait, interruptibly, until it ends.
  */
 void
 snowid_ticket_lock_table(const char *name)
 {
 	Oid			table = snowid_ticket_table(NULL);
 
+	Relation	rel;
+	Oid			index;
+
 	if (!OidIsValid(table))
 		snowid_ticket_gone(name);
 	LockRelationOid(table, RowExclusiveLock);
+	/* the scans under the slot lock open it: lock it before, too */
+	rel = table_open(table, NoLock);
+	index = snowid_primary_key_index(rel);
+	table_close(rel, NoLock);
+	if (OidIsValid(index))
+		LockRelationOid(index, AccessShareLock);
 }
 
 static void
@@ -258,10 +310,65 @@ snowid_ticket_rewound(const char *name, int64 block, int64 served,
 }
 
 /*
+ * Is the trigger that keeps the rows of snowid_ticket fixed in force?  Then
+ * a transaction that holds a row lock on a ticket's row cannot turn it into
+ * a new row version: its UPDATE changes nothing and its DELETE is refused
+ * while the ticket lives.  Disabling the trigger takes a lock that conflicts
+ * with the RowExclusiveLock the caller holds, so this holds until it ends.
+ */
+static bool
+snowid_ticket_rows_fixed(Relation rel)
+{
+	TriggerDesc *td = rel->trigdesc;
+
+	if (td == NULL)
+		return false;
+	for (int i = 0; i < td->numtriggers; i++)
+	{
+		Trigger    *t = &td->triggers[i];
+
+		if (strcmp(t->tgname, "snowid_ticket_fixed") == 0 &&
+			t->tgenabled == TRIGGER_FIRES_ALWAYS &&
+			TRIGGER_FOR_ROW(t->tgtype) && TRIGGER_FOR_BEFORE(t->tgtype) &&
+			TRIGGER_FOR_UPDATE(t->tgtype) && TRIGGER_FOR_DELETE(t->tgtype))
+			return true;
+	}
+	return false;
+}
+
+static void
+snowid_ticket_row_busy(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 errmsg("ticket sequence \"%s\" cannot reserve a block now", name),
+			 errdetail("Its row of snowid_ticket is being changed or locked by another transaction, and a reservation does not wait for it."),
+			 errhint("Retry once that transaction has ended.  Rows of snowid_ticket are written only by snowid_ticket_create() and DROP SEQUENCE; do not update, delete or lock them by hand.")));
+}
+
+static void
+snowid_ticket_row_updated_here(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("ticket sequence \"%s\" cannot reserve a block in this transaction", name),
+			 errdetail("This transaction wrote a new version of its row of snowid_ticket; a served mark written into it would be lost if the transaction rolled back, and its values issued twice."),
+			 errhint("Take values of this ticket in another transaction.")));
+}
+
+/*
  * Raise the served mark of ticket relid to block b, in place (not undone by
  * a rollback; WAL-logged, so replicated and recovered).  Refuses if the mark
  * is already at or above b.  Caller holds the slot lock and a
- * RowExclusiveLock on the table.
+ * RowExclusiveLock on the table and on its primary key index.
+ *
+ * This is systable_inplace_update_begin/finish without their waits: under
+ * the slot lock nothing may wait for a heavyweight lock (no interrupt is
+ * served there, so the wait could not be cancelled), and a row version
+ * that this transaction made by an UPDATE must not receive the mark (a
+ * rollback would discard it).  So the tuple lock is only tried, and a row
+ * that another transaction is changing is refused (55P03) rather than
+ * waited for.  The header comment has the argument.
  */
 void
 snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
@@ -271,10 +378,7 @@ snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
 	Oid			table = snowid_ticket_table_guarded(NULL, &guarded);
 	Relation	rel;
 	ScanKeyData key;
-	HeapTuple	tup;
-	HeapTuple	newtup;
-	void	   *state;
-	int64		served;
+	bool		fixed;
 	int			col = Anum_ticket_served;
 	Datum		value = Int64GetDatum(b);
 	bool		isnull = false;
@@ -284,25 +388,116 @@ snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
 	if (!guarded)
 		return;					/* at 1.1: no mark yet */
 	rel = table_open(table, NoLock);
+	fixed = snowid_ticket_rows_fixed(rel);
 	snowid_ticket_key(&key, relid);
-	systable_inplace_update_begin(rel, snowid_primary_key_index(rel), true,
-								  NULL, 1, &key, &tup, &state);
-	if (!HeapTupleIsValid(tup))
+	for (int attempt = 0;; attempt++)
 	{
-		table_close(rel, NoLock);
-		snowid_ticket_gone(name);
+		SysScanDesc scan;
+		BufferHeapTupleTableSlot *bslot;
+		HeapTuple	tup;
+		HeapTuple	newtup;
+		Buffer		buffer;
+		TM_Result	result;
+		uint16		infomask;
+		bool		ok;
+		int64		served;
+
+		scan = systable_beginscan(rel, snowid_primary_key_index(rel), true,
+								  NULL, 1, &key);
+		tup = systable_getnext(scan);
+		if (!HeapTupleIsValid(tup))
+		{
+			systable_endscan(scan);
+			table_close(rel, NoLock);
+			snowid_ticket_gone(name);
+		}
+		Assert(TTS_IS_BUFFERTUPLE(scan->slot));
+		bslot = (BufferHeapTupleTableSlot *) scan->slot;
+		tup = bslot->base.tuple;
+		buffer = bslot->buffer;
+		if (!ConditionalLockTuple(rel, &tup->t_self, InplaceUpdateTupleLock))
+		{
+			systable_endscan(scan);
+			snowid_ticket_row_busy(name);
+		}
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		result = HeapTupleSatisfiesUpdate(tup, GetCurrentCommandId(false),
+										  buffer);
+		infomask = tup->t_data->t_infomask;
+		if ((result == TM_Ok || result == TM_BeingModified) &&
+			(infomask & HEAP_UPDATED) &&
+			TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
+		{
+			heap_inplace_unlock(rel, tup, buffer);
+			systable_endscan(scan);
+			snowid_ticket_row_updated_here(name);
+		}
+		if (result == TM_Ok)
+			ok = true;
+		else if (result == TM_BeingModified && HEAP_XMAX_IS_LOCKED_ONLY(infomask))
+		{
+			/* only locked: harmless if the locker cannot update it */
+			TransactionId xmax = HeapTupleHeaderGetRawXmax(tup->t_data);
+
+			ok = fixed ||
+				(!(infomask & HEAP_XMAX_IS_MULTI) &&
+				 (TransactionIdIsCurrentTransactionId(xmax) ||
+				  HEAP_XMAX_IS_KEYSHR_LOCKED(infomask)));
+			if (!ok)
+			{
+				heap_inplace_unlock(rel, tup, buffer);
+				systable_endscan(scan);
+				snowid_ticket_row_busy(name);
+			}
+		}
+		else if (result == TM_BeingModified)
+		{
+			/* an update or delete in progress */
+			heap_inplace_unlock(rel, tup, buffer);
+			systable_endscan(scan);
+			snowid_ticket_row_busy(name);
+		}
+		else if (result == TM_SelfModified)
+		{
+			heap_inplace_unlock(rel, tup, buffer);
+			systable_endscan(scan);
+			snowid_ticket_row_updated_here(name);
+		}
+		else if (result == TM_Updated || result == TM_Deleted)
+		{
+			/* changed by a transaction that committed since: look again */
+			heap_inplace_unlock(rel, tup, buffer);
+			systable_endscan(scan);
+			InvalidateCatalogSnapshot();
+			if (attempt >= 100)
+			{
+				table_close(rel, NoLock);
+				snowid_ticket_row_busy(name);
+			}
+			continue;
+		}
+		else
+		{
+			heap_inplace_unlock(rel, tup, buffer);
+			systable_endscan(scan);
+			elog(ERROR, "row of snowid_ticket for \"%s\" is not visible to its update", name);
+		}
+
+		served = snowid_ticket_served_of(rel, tup);
+		if (b <= served)
+		{
+			heap_inplace_unlock(rel, tup, buffer);
+			systable_endscan(scan);
+			table_close(rel, NoLock);
+			snowid_ticket_rewound(name, b, served, spec);
+		}
+		newtup = heap_modify_tuple_by_cols(tup, RelationGetDescr(rel), 1, &col,
+										   &value, &isnull);
+		newtup->t_self = tup->t_self;
+		heap_inplace_update_and_unlock(rel, tup, newtup, buffer);
+		systable_endscan(scan);
+		break;
 	}
-	served = snowid_ticket_served_of(rel, tup);
-	if (b <= served)
-	{
-		systable_inplace_update_cancel(state);
-		table_close(rel, NoLock);
-		snowid_ticket_rewound(name, b, served, spec);
-	}
-	newtup = heap_modify_tuple_by_cols(tup, RelationGetDescr(rel), 1, &col,
-									   &value, &isnull);
-	newtup->t_self = tup->t_self;
-	systable_inplace_update_finish(state, newtup);
 	table_close(rel, NoLock);
 }
 
@@ -482,9 +677,47 @@ snowid_ticket_refuse_alter(Oid relid, const char *option)
 }
 
 /*
+ * ALTER TABLE ... SET UNLOGGED of a table that owns a ticket sequence
+ * (ALTER SEQUENCE ... OWNED BY): from 15 the owned sequences become
+ * unlogged with their table, so refuse it as on the sequence itself.
+ */
+static void
+snowid_ticket_check_owner_unlogged(AlterTableStmt *stmt, Oid relid)
+{
+	ListCell   *lc;
+	Oid			extoid;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+		List	   *seqs;
+		ListCell   *sc;
+
+		if (cmd->subtype != AT_SetUnLogged)
+			continue;
+		if (!OidIsValid(snowid_ticket_table(&extoid)))
+			return;
+		seqs = getOwnedSequences(relid);
+		foreach(sc, seqs)
+		{
+			Oid			seq = lfirst_oid(sc);
+
+			if (snowid_ticket_has_dependency(seq, extoid))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("table \"%s\" cannot be altered with SET UNLOGGED: it owns ticket sequence \"%s\"",
+								get_rel_name(relid), snowid_ticket_name(seq)),
+						 errdetail("An unlogged table makes the sequences it owns unlogged, and a crash would reset the ticket sequence: its values would be handed out twice."),
+						 errhint("Detach the ticket sequence first (ALTER SEQUENCE %s OWNED BY NONE), or keep the table logged.",
+								 snowid_ticket_name(seq))));
+		}
+	}
+}
+
+/*
  * ALTER SEQUENCE ... RESTART/START/INCREMENT/MINVALUE/MAXVALUE/CYCLE/CACHE/
- * AS and ALTER ... SET UNLOGGED on a ticket sequence are refused before they
- * run.  A ProcessUtility hook rather than an event trigger: it also runs
+ * AS and ALTER ... SET UNLOGGED on a ticket sequence, and ALTER TABLE ...
+ * SET UNLOGGED of a table that owns one, are refused before they run.  A ProcessUtility hook rather than an event trigger: it also runs
  * under session_replication_role = replica and in single-user mode, and
  * refuses before anything is changed.  Options that restore what a ticket
  * needs (INCREMENT 1, NO CYCLE, ...) and OWNED BY are allowed.
@@ -505,6 +738,10 @@ snowid_ticket_utility(PlannedStmt *pstmt, const char *queryString,
 		Oid			relid = rv ? RangeVarGetRelid(rv, NoLock, true) : InvalidOid;
 		Oid			extoid;
 
+		if (OidIsValid(relid) && IsA(parsetree, AlterTableStmt) &&
+			get_rel_relkind(relid) != RELKIND_SEQUENCE)
+			snowid_ticket_check_owner_unlogged((AlterTableStmt *) parsetree,
+											   relid);
 		if (OidIsValid(relid) && get_rel_relkind(relid) == RELKIND_SEQUENCE &&
 			OidIsValid(snowid_ticket_table(&extoid)) &&
 			snowid_ticket_has_dependency(relid, extoid))
@@ -547,34 +784,10 @@ snowid_ticket_utility(PlannedStmt *pstmt, const char *queryString,
 
 /* ---------- registration and DROP ---------- */
 
-/*
- * Trigger on snowid_ticket (AFTER INSERT OR UPDATE OF seqrelid, FOR EACH
- * ROW, enabled ALWAYS): the sequence of a new row depends on the extension,
- * whether the row comes from snowid_ticket_create, from pg_restore or from
- * the upgrade script.
- */
-Datum
-snowid_ticket_registered(PG_FUNCTION_ARGS)
+/* Record that ticket relid (a row of snowid_ticket) depends on extoid. */
+static void
+snowid_ticket_register(Oid relid, Oid extoid)
 {
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	HeapTuple	tup;
-	bool		isnull;
-	Oid			relid;
-	Oid			extoid;
-
-	if (!CALLED_AS_TRIGGER(fcinfo) ||
-		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
-		!TRIGGER_FIRED_AFTER(trigdata->tg_event))
-		elog(ERROR, "snowid_ticket_registered: not called as an after row trigger");
-	tup = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
-		trigdata->tg_newtuple : trigdata->tg_trigtuple;
-	relid = DatumGetObjectId(heap_getattr(tup, Anum_ticket_seqrelid,
-										  RelationGetDescr(trigdata->tg_relation),
-										  &isnull));
-	extoid = getExtensionOfObject(RelationRelationId,
-								  RelationGetRelid(trigdata->tg_relation));
-	if (isnull || !OidIsValid(extoid))
-		return PointerGetDatum(NULL);
 	if (get_rel_relkind(relid) != RELKIND_SEQUENCE)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -589,7 +802,108 @@ snowid_ticket_registered(PG_FUNCTION_ARGS)
 		ObjectAddressSet(ext, ExtensionRelationId, extoid);
 		recordDependencyOn(&seq, &ext, DEPENDENCY_NORMAL);
 	}
-	return PointerGetDatum(NULL);
+}
+
+/* The first column whose value differs between two rows, or 0. */
+static AttrNumber
+snowid_ticket_changed_column(TupleDesc desc, HeapTuple oldtup, HeapTuple newtup)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		bool		oldnull;
+		bool		newnull;
+		Datum		oldval;
+		Datum		newval;
+
+		if (att->attisdropped)
+			continue;
+		oldval = heap_getattr(oldtup, i + 1, desc, &oldnull);
+		newval = heap_getattr(newtup, i + 1, desc, &newnull);
+		if (oldnull != newnull ||
+			(!oldnull && !datum_image_eq(oldval, newval, att->attbyval,
+										 att->attlen)))
+			return i + 1;
+	}
+	return 0;
+}
+
+/*
+ * The triggers on snowid_ticket, enabled ALWAYS (also under
+ * session_replication_role = replica):
+ *	- snowid_ticket_registered, AFTER INSERT FOR EACH ROW: the sequence of a
+ *	  new row depends on the extension, whether the row comes from
+ *	  snowid_ticket_create, from pg_restore or from the upgrade script;
+ *	- snowid_ticket_fixed, BEFORE UPDATE OR DELETE FOR EACH ROW: an UPDATE
+ *	  that changes a column is refused (a ticket's settings are fixed, its
+ *	  served mark is raised in place only); one that changes nothing
+ *	  (UPDATE snowid_ticket SET seqrelid = seqrelid, which re-registers the
+ *	  tickets after pg_upgrade) records the dependency and skips the row, so
+ *	  that no new row version is made; a DELETE of the row of a live ticket
+ *	  is refused (DROP SEQUENCE removes it, from C, which fires no trigger).
+ */
+Datum
+snowid_ticket_registered(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	HeapTuple	tup;
+	bool		isnull;
+	Oid			relid;
+	Oid			extoid;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		elog(ERROR, "snowid_ticket_registered: not called as a row trigger");
+	desc = RelationGetDescr(trigdata->tg_relation);
+	tup = trigdata->tg_trigtuple;
+	relid = DatumGetObjectId(heap_getattr(tup, Anum_ticket_seqrelid, desc,
+										  &isnull));
+	extoid = getExtensionOfObject(RelationRelationId,
+								  RelationGetRelid(trigdata->tg_relation));
+
+	if (TRIGGER_FIRED_AFTER(trigdata->tg_event))
+	{
+		if (!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+			elog(ERROR, "snowid_ticket_registered: AFTER trigger not fired by INSERT");
+		if (!isnull && OidIsValid(extoid))
+			snowid_ticket_register(relid, extoid);
+		return PointerGetDatum(NULL);
+	}
+
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+	{
+		AttrNumber	changed = snowid_ticket_changed_column(desc, tup,
+														   trigdata->tg_newtuple);
+
+		if (changed != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of snowid_ticket cannot be changed",
+							NameStr(TupleDescAttr(desc, changed - 1)->attname)),
+					 errdetail("The settings of a ticket sequence are fixed when it is created, and its served mark is raised only by the reservation of a block."),
+					 errhint("For other settings, create a new ticket sequence with snowid_ticket_create().")));
+		if (!isnull && OidIsValid(extoid))
+			snowid_ticket_register(relid, extoid);
+		return PointerGetDatum(NULL);	/* no new row version */
+	}
+
+	if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
+	{
+		if (!isnull && OidIsValid(extoid) && snowid_ticket_is_ticket(relid, extoid))
+		{
+			const char *name = snowid_ticket_name(relid);
+
+			ereport(ERROR,
+					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+					 errmsg("the row of ticket sequence \"%s\" cannot be deleted", name),
+					 errdetail("The row holds the ticket's settings and its served mark as long as the sequence exists."),
+					 errhint("Drop the ticket sequence instead (DROP SEQUENCE %s); its row goes with it.", name)));
+		}
+		return PointerGetDatum(tup);
+	}
+	elog(ERROR, "snowid_ticket_registered: fired by an unexpected event");
+	return PointerGetDatum(NULL);	/* keep the compiler quiet */
 }
 
 /*

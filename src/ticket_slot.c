@@ -65,8 +65,12 @@
  *	  with the reservation, so a restart, a crash or a promoted standby
  *	  sees it;
  *	- out of users' reach: only the table's owner (the extension's
- *	  installer) may write snowid_ticket, and users cannot even read the
- *	  column;
+ *	  installer) may write snowid_ticket, and even it cannot change a row
+ *	  (a trigger refuses; ticket_guard.c); users other than the database's
+ *	  owner cannot even read the column;
+ *	- written without waiting: never into a row version that a rollback
+ *	  could discard, and with no wait for a heavyweight lock under the slot
+ *	  lock (ticket_guard.c has the argument);
  *	- dumped: the table is a configuration table, so pg_dump carries the
  *	  mark with the settings, and a restored ticket cannot be rewound below
  *	  what the old server served either (if the dump was taken while blocks

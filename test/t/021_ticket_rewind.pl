@@ -8,7 +8,13 @@
 # - a ticket that ran out of values says so after a restart, in its own
 #   words (2200H), not nextval's;
 # - DROP SEQUENCE in single-user mode removes the ticket's row;
-# - pg_dump carries the served mark into the restored database.
+# - pg_dump carries the served mark into the restored database;
+# - a transaction left open after UPDATE snowid_ticket SET seqrelid =
+#   seqrelid (how tickets are registered again) holds no reservation up,
+#   and a row changed anyway (trigger disabled) makes reservations fail,
+#   not hang under the slot lock;
+# - pg_dump by the database owner (not a superuser) reads snowid_ticket,
+#   served mark included, and the dump restores.
 
 use strict;
 use warnings;
@@ -133,6 +139,65 @@ $fresh->safe_psql('restored', "SELECT setval('rw', 0, false)");
 like($b_err, qr/ticket sequence "public.rw" has been moved back/,
 	'a rewind in the restored database is refused too');
 $fresh->stop;
+
+# --- an open transaction on the rows of snowid_ticket holds nothing up ---
+# Each query of the other session has a client timeout: before 1.2's fix it
+# hung under the slot lock (no cancel, no terminate), and the test must fail
+# rather than hang with it.
+my $timeout = $PostgreSQL::Test::Utils::timeout_default;
+$node->safe_psql('postgres',
+	q{SELECT snowid_ticket_create('held', 0, 1, 2); SELECT snowid_ticket_next('held')});
+my $holder = $node->background_psql('postgres', on_error_stop => 0);
+$holder->query_safe('BEGIN; UPDATE snowid_ticket SET seqrelid = seqrelid;');
+my ($h_ret, $h_out, $h_err, $h_timed) = (0, '', '', 0);
+$h_ret = $node->psql('postgres',
+	"SELECT count(snowid_ticket_next('held')) FROM generate_series(1, 9)",
+	stdout => \$h_out, stderr => \$h_err,
+	timeout => $timeout, timed_out => \$h_timed);
+is($h_timed, 0, 'reservations do not wait for the open re-registering transaction');
+is($h_out, '9', 'and hand out values meanwhile');
+$holder->query_safe('COMMIT');
+is( $node->safe_psql('postgres',
+		"SELECT t.served >= s.last_value FROM snowid_ticket t, held s WHERE t.seqrelid = 'held'::regclass"),
+	't', 'the served mark covers every block handed out');
+
+# A row changed anyway (trigger disabled by a superuser), not yet committed:
+# the reservation fails at once with 55P03 instead of waiting.
+$node->safe_psql('postgres', 'ALTER TABLE snowid_ticket DISABLE TRIGGER snowid_ticket_fixed');
+$holder->query_safe(
+	"BEGIN; UPDATE snowid_ticket SET seqrelid = seqrelid WHERE seqrelid = 'held'::regclass;");
+($h_out, $h_err, $h_timed) = ('', '', 0);
+$node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT count(snowid_ticket_next('held')) FROM generate_series(1, 9)",
+	stdout => \$h_out, stderr => \$h_err,
+	timeout => $timeout, timed_out => \$h_timed);
+is($h_timed, 0, 'a reservation does not wait for an uncommitted new version of the row');
+like($h_err, qr/ERROR:\s+55P03: ticket sequence "public.held" cannot reserve a block now/,
+	'it fails with 55P03');
+$holder->query_safe('ROLLBACK');
+$holder->quit;
+$node->safe_psql('postgres', 'ALTER TABLE snowid_ticket ENABLE ALWAYS TRIGGER snowid_ticket_fixed');
+$node->safe_psql('postgres', "SELECT snowid_ticket_next('held') FROM generate_series(1, 9)");
+
+# --- pg_dump by the owner of the database, not a superuser ---
+$node->safe_psql('postgres', 'CREATE ROLE regress_dbowner LOGIN; CREATE DATABASE owned OWNER regress_dbowner');
+$node->safe_psql(
+	'owned', q{
+CREATE EXTENSION snowid;
+SELECT snowid_ticket_create('od', 0, 1, 5);
+SELECT snowid_ticket_next('od') FROM generate_series(1, 7);
+ALTER SEQUENCE od OWNER TO regress_dbowner;
+});
+my $odump = $node->basedir . '/owned.dump';
+$node->command_ok(
+	[ 'pg_dump', '-Fc', '-f', $odump, '-d', $node->connstr('owned') . ' user=regress_dbowner' ],
+	'pg_dump by the database owner');
+$node->safe_psql('postgres', 'CREATE DATABASE owned_copy');
+$node->command_ok([ 'pg_restore', '-d', $node->connstr('owned_copy'), $odump ],
+	'the dump of the database owner restores');
+is( $node->safe_psql('owned_copy', "SELECT served FROM snowid_ticket WHERE seqrelid = 'od'::regclass"),
+	$node->safe_psql('owned', "SELECT served FROM snowid_ticket WHERE seqrelid = 'od'::regclass"),
+	'with the served mark');
 
 $node->stop;
 done_testing();
