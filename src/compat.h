@@ -14,6 +14,7 @@
 #ifndef SNOWID_COMPAT_H
 #define SNOWID_COMPAT_H
 
+#include "storage/lmgr.h"
 #include "utils/datetime.h"
 #include "utils/guc_tables.h"
 #include "utils/rel.h"
@@ -103,6 +104,20 @@ snowid_primary_key_index(Relation rel)
 	return RelationGetPrimaryKeyIndex(rel, false);
 #else
 	return RelationGetPrimaryKeyIndex(rel);
+#endif
+}
+
+/*
+ * Try to lock a tuple without waiting.  18 added logLockFailure (for
+ * log_lock_failure); a failure here is expected and reported by the caller.
+ */
+static inline bool
+snowid_conditional_lock_tuple(Relation rel, ItemPointer tid, LOCKMODE mode)
+{
+#if PG_VERSION_NUM >= 180000
+	return ConditionalLockTuple(rel, tid, mode, false);
+#else
+	return ConditionalLockTuple(rel, tid, mode);
 #endif
 }
 

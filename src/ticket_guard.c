@@ -415,7 +415,7 @@ snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
 		bslot = (BufferHeapTupleTableSlot *) scan->slot;
 		tup = bslot->base.tuple;
 		buffer = bslot->buffer;
-		if (!ConditionalLockTuple(rel, &tup->t_self, InplaceUpdateTupleLock))
+		if (!snowid_conditional_lock_tuple(rel, &tup->t_self, InplaceUpdateTupleLock))
 		{
 			systable_endscan(scan);
 			snowid_ticket_row_busy(name);
