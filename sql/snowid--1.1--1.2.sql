@@ -159,3 +159,6 @@ CROSS JOIN LATERAL (
 		   END AS blocks_reserved) r
 LEFT JOIN snowid_ticket_cache() c ON c.ticket OPERATOR(pg_catalog.=) t.seqrelid;
 
+-- A comment for the event trigger's function, which 1.1 lacked.
+COMMENT ON FUNCTION snowid_ticket_dropped() IS
+'event trigger on sql_drop: removes the row of snowid_ticket of a dropped ticket sequence (where snowid is not preloaded; with it, its object-access hook does it in every mode)';

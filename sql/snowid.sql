@@ -320,5 +320,8 @@ $$;
 
 REVOKE ALL ON FUNCTION snowid_ticket_dropped() FROM PUBLIC;
 
+COMMENT ON FUNCTION snowid_ticket_dropped() IS
+'event trigger on sql_drop: removes the row of snowid_ticket of a dropped ticket sequence (where snowid is not preloaded; with it, its object-access hook does it in every mode)';
+
 CREATE EVENT TRIGGER snowid_ticket_dropped ON sql_drop
 EXECUTE FUNCTION snowid_ticket_dropped();
