@@ -46,6 +46,8 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
@@ -444,49 +446,129 @@ snowid_highwater_parse_slot(const char *slot, uint64 *gen, SnowidBound *b)
 	return true;
 }
 
-/* Parse a file of one line (formats -1 and last-id); false if it is not one. */
+/*
+ * Parse text as a decimal integer: digits only (a minus sign too if
+ * negative_ok), then nothing but white space.  False if it is not one, or
+ * does not fit in an int64 (*overflow then says so).  sscanf's %lld would
+ * saturate instead, turning any long number into PG_INT64_MAX.  Reports
+ * nothing: it runs in the postmaster.
+ */
 static bool
-snowid_highwater_parse_line(const char *buf, int len, SnowidBound *b)
+snowid_parse_int64_strict(const char *text, bool negative_ok, int64 *value,
+						  bool *overflow)
+{
+	const char *digits = text;
+	char	   *end;
+	long long	v;
+
+	*overflow = false;
+	if (negative_ok && *digits == '-')
+		digits++;
+	if (!isdigit((unsigned char) *digits))
+		return false;
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (errno == ERANGE)
+	{
+		*overflow = true;
+		return false;
+	}
+	if (errno != 0 || end == text)
+		return false;
+	while (isspace((unsigned char) *end))
+		end++;
+	if (*end != '\0')
+		return false;
+	*value = (int64) v;
+	return true;
+}
+
+/*
+ * If line is magic followed by white space, what follows that; else NULL.
+ */
+static const char *
+snowid_after_magic(const char *line, const char *magic)
+{
+	size_t		len = strlen(magic);
+
+	if (strncmp(line, magic, len) != 0 || !isspace((unsigned char) line[len]))
+		return NULL;
+	line += len;
+	while (isspace((unsigned char) *line))
+		line++;
+	return line;
+}
+
+/*
+ * Parse a file of one line (formats -1 and last-id); false if it is not one.
+ * A last-id line whose number is not an ID of the layout in force sets
+ * *detail (if detail is not NULL) to what is wrong with it.
+ */
+static bool
+snowid_highwater_parse_line(const char *buf, int len, SnowidBound *b,
+							char **detail)
 {
 	char		line[SNOWID_HIGHWATER_SIZE];
-	long long	value;
-	char		rest;
+	const SnowidLayout *layout = &snowid_active_layout;
+	int64		value;
+	bool		overflow;
+	const char *text;
 
 	if (len >= (int) SNOWID_HIGHWATER_SIZE)
 		return false;
 	memcpy(line, buf, len);
 	line[len] = '\0';
 	memset(b, 0, sizeof(*b));
-	if (sscanf(line, SNOWID_HIGHWATER_MAGIC_V1 " %lld %c", &value, &rest) == 1)
+	if ((text = snowid_after_magic(line, SNOWID_HIGHWATER_MAGIC_V1)) != NULL)
 	{
+		if (!snowid_parse_int64_strict(text, true, &value, &overflow))
+			return false;
 		b->until = (TimestampTz) value;
 		return IS_VALID_TIMESTAMP(b->until);
 	}
-	if (sscanf(line, SNOWID_HIGHWATER_MAGIC_LAST_ID " %lld %c", &value, &rest) == 1 &&
-		value >= 0)
+	if ((text = snowid_after_magic(line, SNOWID_HIGHWATER_MAGIC_LAST_ID)) == NULL)
+		return false;
+	if (!snowid_parse_int64_strict(text, true, &value, &overflow))
 	{
-		b->has_layout = true;
-		b->bound = (uint64) value + 1;
-		b->layout = snowid_active_layout;
-		b->node_id = snowid_node_id;
-		return true;
+		if (detail != NULL)
+			*detail = overflow ?
+				psprintf("The line \"%s <ID>\" holds a number too large for a bigint, so it is no ID.",
+						 SNOWID_HIGHWATER_MAGIC_LAST_ID) :
+				psprintf("The line \"%s <ID>\" must hold one ID as a decimal number, and nothing after it.",
+						 SNOWID_HIGHWATER_MAGIC_LAST_ID);
+		return false;
 	}
-	return false;
+	if (!snowid_id_in_layout(layout, value))
+	{
+		if (detail != NULL)
+			*detail = psprintf("The line \"%s <ID>\" gives " INT64_FORMAT ", which is not an ID of the layout in force: its IDs lie from 0 to " INT64_FORMAT " (snowid.id_bits = %d).",
+							   SNOWID_HIGHWATER_MAGIC_LAST_ID, value,
+							   (int64) ((UINT64CONST(1) << layout->id_bits) - 1),
+							   layout->id_bits);
+		return false;
+	}
+	b->has_layout = true;
+	b->bound = (uint64) value + 1;
+	b->layout = *layout;
+	b->node_id = snowid_node_id;
+	return true;
 }
 
 /*
  * Parse the file's contents: true and the newest bound and its generation
- * (0 for a one-line file), or false if nothing valid is in it.
+ * (0 for a one-line file), or false if nothing valid is in it (and, for a
+ * hand-written line that is wrong, *detail if detail is not NULL).
  */
 static bool
-snowid_highwater_parse(const char *buf, int len, uint64 *gen, SnowidBound *b)
+snowid_highwater_parse(const char *buf, int len, uint64 *gen, SnowidBound *b,
+					   char **detail)
 {
 	bool		found = false;
 
 	if (len != SNOWID_HIGHWATER_SIZE)
 	{
 		*gen = 0;
-		return snowid_highwater_parse_line(buf, len, b);
+		return snowid_highwater_parse_line(buf, len, b, detail);
 	}
 	for (int i = 0; i < 2; i++)
 	{
@@ -540,6 +622,7 @@ snowid_highwater_read(SnowidBound *b)
 	int			fd;
 	int			len;
 	uint64		gen;
+	char	   *detail = NULL;
 
 	fd = OpenTransientFile(SNOWID_HIGHWATER_FILE, O_RDONLY | PG_BINARY);
 	if (fd < 0)
@@ -556,10 +639,12 @@ snowid_highwater_read(SnowidBound *b)
 				(errcode_for_file_access(),
 				 errmsg("could not read file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
 	CloseTransientFile(fd);
-	if (!snowid_highwater_parse(buf, len, &gen, b))
+	if (!snowid_highwater_parse(buf, len, &gen, b, &detail))
 		ereport(FATAL,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("snowid high-water file \"%s\" is corrupt", SNOWID_HIGHWATER_FILE),
+				 detail != NULL ?
+				 errdetail("%s snowid cannot know which IDs this server issued before, so it does not start.", detail) :
 				 errdetail("snowid cannot know which IDs this server issued before, so it does not start."),
 				 errhint(SNOWID_HAND_HINT)));
 	return true;
@@ -683,7 +768,7 @@ snowid_highwater_write(const SnowidBound *b, int elevel)
 		return false;
 	}
 	len = snowid_highwater_read_fd(fd, buf);
-	if (len != SNOWID_HIGHWATER_SIZE || !snowid_highwater_parse(buf, len, &gen, &old))
+	if (len != SNOWID_HIGHWATER_SIZE || !snowid_highwater_parse(buf, len, &gen, &old, NULL))
 	{
 		/* a one-line format, or a file damaged since start: replace it */
 		CloseTransientFile(fd);
