@@ -11,7 +11,9 @@
  * that breaks them stops the server from starting.  ALTER SYSTEM on one of
  * them is checked against the same rules (a ProcessUtility hook): the
  * layout the next start would read must pass, or the statement fails
- * before it writes postgresql.auto.conf.
+ * before it writes postgresql.auto.conf.  So must the rule of highwater.c
+ * for a start under a changed layout, applied to the IDs this server has
+ * issued so far.
  *
  * max_lead and max_wait are PGC_SIGHUP: plain ints read by the generator.
  *
@@ -363,6 +365,79 @@ snowid_setting_int(const char *text, int default_value, int flags, int min,
 	return parse_int(text, value, flags, NULL) && *value >= min && *value <= max;
 }
 
+/*
+ * Refuse a layout (with node ID node_id) under which the next start could
+ * not continue above the IDs this server has issued.  This is the start-up
+ * rule (snowid_continuation, which the start calls too) applied to the
+ * bound this server has reserved, in the running layout, and the clock now.
+ * A server that has issued nothing and found no high-water file at start,
+ * a server without a node ID, and an unchanged layout pass, as they pass
+ * at start.  The state is read without a lock: IDs issued while the
+ * statement runs move the bound by at most one reservation window.
+ *
+ * The error is OBJECT_NOT_IN_PREREQUISITE_STATE, as at start: the value is
+ * valid in itself (a server that has issued nothing takes it); what stands
+ * in its way is the IDs already issued.
+ */
+static void
+snowid_check_continuation(const SnowidLayout *layout, int node_id)
+{
+	SnowidShared *shared = snowid_shared;
+	uint64		bound;
+	int64		last;
+	TimestampTz now;
+	SnowidContinuation c;
+	StringInfoData changes;
+	StringInfoData previous;
+	char	   *issued_text;
+	char	   *now_text;
+	char	   *refusal_text;
+
+	if (!snowid_gucs_defined || shared == NULL ||
+		snowid_layout_same(&snowid_active_layout, snowid_node_id, layout,
+						   node_id))
+		return;
+	bound = snowid_highwater_issued_bound(shared, &last);
+	if (bound == 0)
+		return;
+	now = snowid_clock_now();
+	if (snowid_continuation(layout, node_id, bound, now, &c))
+		return;
+
+	initStringInfo(&changes);
+	initStringInfo(&previous);
+	snowid_describe_change(&snowid_active_layout, snowid_node_id, layout,
+						   node_id, &changes, &previous);
+	issued_text = last >= 0 ?
+		psprintf("The last ID this server issued is " INT64_FORMAT "; every ID it issued or reserved is below " UINT64_FORMAT ".",
+				 last, bound) :
+		psprintf("Every ID this server issued or reserved is below " UINT64_FORMAT ".",
+				 bound);
+	now_text = snowid_issue_now_text(layout, node_id, now);
+	refusal_text = snowid_continuation_refusal_text(layout, node_id, &c, now);
+	if (c.expressible)
+	{
+		char	   *from = pstrdup(timestamptz_to_str(c.reachable_from));
+
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid layout change (%s) would be refused at the next server start",
+						changes.data),
+				 errdetail("%s The new layout would issue %s now; %s.",
+						   issued_text, now_text, refusal_text),
+				 errhint("Keep the settings in force (%s), or choose a layout under which the IDs of today lie above " UINT64_FORMAT ": an earlier snowid.epoch, a shorter snowid.tick or more node and sequence bits make the IDs of a given time larger. Only time stands between the new layout and those IDs: if this server issues no more IDs, the change is possible once the clock has passed %s.",
+						 previous.data, bound, from)));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("snowid layout change (%s) would be refused at the next server start",
+					changes.data),
+			 errdetail("%s The new layout would issue %s now; %s.",
+					   issued_text, now_text, refusal_text),
+			 errhint("Keep the settings in force (%s), or choose a layout under which the IDs of today lie above " UINT64_FORMAT ": an earlier snowid.epoch, a shorter snowid.tick or more node and sequence bits make the IDs of a given time larger.",
+					 previous.data, bound)));
+}
+
 static void
 snowid_alter_system_context(void *arg)
 {
@@ -454,6 +529,7 @@ snowid_check_alter_system(AlterSystemStmt *stmt)
 	error_context_stack = &callback;
 	snowid_validate_layout(&layout, id_bits, node_bits, sequence_bits, epoch,
 						   tick_ms, node_id, ERROR, true);
+	snowid_check_continuation(&layout, node_id);
 	error_context_stack = callback.previous;
 
 done:

@@ -25,7 +25,8 @@
  * position whose ID lies at or above the bound
  * (snowid_position_at_or_above); a start refuses when the new layout could
  * reach that position only further ahead of the clock than max_lead and
- * max_wait allow.
+ * max_wait allow (snowid_continuation, which ALTER SYSTEM on a layout
+ * parameter applies too, in guc.c, to the bound of the IDs issued so far).
  *
  * A renewal reserves SNOWID_RESERVE_MS beyond the last issued tick and
  * happens when less than half of that is left: one caller does the I/O
@@ -46,6 +47,8 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
@@ -157,17 +160,23 @@ snowid_layout_sane(const SnowidLayout *l)
 		l->tick_us >= 1 && IS_VALID_TIMESTAMP(l->epoch);
 }
 
+/* Do two layouts, each with its node ID, issue the same IDs? */
+bool
+snowid_layout_same(const SnowidLayout *a, int a_node,
+				   const SnowidLayout *b, int b_node)
+{
+	return a->epoch == b->epoch && a->tick_us == b->tick_us &&
+		a->node_bits == b->node_bits &&
+		a->sequence_bits == b->sequence_bits &&
+		a->timestamp_bits == b->timestamp_bits && a_node == b_node;
+}
+
 static bool
 snowid_bound_is_here(const SnowidBound *b)
 {
-	const SnowidLayout *l = &snowid_active_layout;
-
 	return !b->has_layout ||
-		(b->layout.epoch == l->epoch && b->layout.tick_us == l->tick_us &&
-		 b->layout.node_bits == l->node_bits &&
-		 b->layout.sequence_bits == l->sequence_bits &&
-		 b->layout.timestamp_bits == l->timestamp_bits &&
-		 b->node_id == snowid_node_id);
+		snowid_layout_same(&b->layout, b->node_id, &snowid_active_layout,
+						   snowid_node_id);
 }
 
 /* First position of the first tick starting at or after ts. */
@@ -220,16 +229,15 @@ snowid_tick_text(int64 tick_us)
 }
 
 /*
- * Describe how the layout of b differs from this server's: into changes
- * ("snowid.tick 1ms -> 2ms, ...") and into previous (the settings to restore,
- * "snowid.tick = '1ms', ...").
+ * Describe how the layout was (with node ID was_node) differs from now
+ * (with now_node): into changes ("snowid.tick 1ms -> 2ms, ...") and into
+ * previous (the settings to restore, "snowid.tick = '1ms', ...").
  */
-static void
-snowid_describe_change(const SnowidBound *b, StringInfo changes,
-					   StringInfo previous)
+void
+snowid_describe_change(const SnowidLayout *was, int was_node,
+					   const SnowidLayout *now, int now_node,
+					   StringInfo changes, StringInfo previous)
 {
-	const SnowidLayout *was = &b->layout;
-	const SnowidLayout *now = &snowid_active_layout;
 	int			was_width = was->node_bits + was->sequence_bits + was->timestamp_bits;
 	int			now_width = now->node_bits + now->sequence_bits + now->timestamp_bits;
 
@@ -261,16 +269,71 @@ snowid_describe_change(const SnowidBound *b, StringInfo changes,
 					  now->sequence_bits);
 	if (was_width != now_width)
 		SNOWID_CHANGE("snowid.id_bits", "%d", was_width, now_width);
-	if (b->node_id != snowid_node_id)
-		SNOWID_CHANGE("snowid.node_id", "%d", b->node_id, snowid_node_id);
+	if (was_node != now_node)
+		SNOWID_CHANGE("snowid.node_id", "%d", was_node, now_node);
 #undef SNOWID_CHANGE
 }
 
 /*
+ * The continuation rule.  A stream under layout on node node_id goes on
+ * above bound (every ID issued before lies below it, under whatever
+ * layout) at the first position of its node whose ID is at or above bound;
+ * it may go on there only if the clock, read as now, is within
+ * snowid.max_lead + snowid.max_wait of that position's tick (callers wait
+ * for it as for a clock step).  A server without a node ID issues nothing,
+ * so it may always.  Fills *c; returns c->ok.
+ *
+ * The start of a server under a changed layout and ALTER SYSTEM on a
+ * layout parameter (guc.c) both judge by this, and only this.
+ */
+bool
+snowid_continuation(const SnowidLayout *layout, int node_id, uint64 bound,
+					TimestampTz now, SnowidContinuation *c)
+{
+	int64		allowed_us = ((int64) snowid_max_lead_ms + snowid_max_wait_ms) * 1000;
+
+	c->position = snowid_position_at_or_above(layout, Max(node_id, 0), bound);
+	c->start = DT_NOEND;
+	c->expressible = c->position < snowid_position_end(layout) &&
+		snowid_tick_start(layout, (int64) (c->position >> layout->sequence_bits),
+						  &c->start);
+	c->reachable_from = c->expressible ? c->start - allowed_us : DT_NOEND;
+	c->ok = node_id < 0 || (c->expressible && c->start - now <= allowed_us);
+	return c->ok;
+}
+
+/* What layout would issue on node_id at now, for messages. */
+char *
+snowid_issue_now_text(const SnowidLayout *layout, int node_id, TimestampTz now)
+{
+	int64		wall_tick = snowid_tick_of(layout, now);
+
+	if (wall_tick < 0 || wall_tick > snowid_max_tick(layout))
+		return pstrdup("no ID");
+	return psprintf(INT64_FORMAT,
+					snowid_id_from_position(layout,
+											(uint64) wall_tick << layout->sequence_bits,
+											Max(node_id, 0)));
+}
+
+/* Why a continuation c that is not ok cannot go on, for messages. */
+char *
+snowid_continuation_refusal_text(const SnowidLayout *layout, int node_id,
+								 const SnowidContinuation *c, TimestampTz now)
+{
+	if (!c->expressible)
+		return pstrdup("it has no ID above them");
+	return psprintf("its first ID above them, " INT64_FORMAT ", belongs to the tick starting at %s, %.3f s ahead of the clock, more than snowid.max_lead (%d ms) and snowid.max_wait (%d ms) allow",
+					snowid_id_from_position(layout, c->position, Max(node_id, 0)),
+					timestamptz_to_str(c->start), (double) (c->start - now) / 1e6,
+					snowid_max_lead_ms, snowid_max_wait_ms);
+}
+
+/*
  * A start under a layout (or node ID) other than the bound's: go on at
- * position if the clock can reach it within max_lead + max_wait (callers
- * wait for it as for a clock step), saying so in the log; otherwise refuse
- * to start.  A server without a node ID issues nothing and always starts.
+ * position (where the bound lies in the layout in force) if the
+ * continuation rule lets it, saying so in the log; otherwise refuse to
+ * start.
  */
 static void
 snowid_check_layout_change(const SnowidBound *b, uint64 position)
@@ -278,24 +341,18 @@ snowid_check_layout_change(const SnowidBound *b, uint64 position)
 	const SnowidLayout *layout = &snowid_active_layout;
 	int32		node = Max(snowid_node_id, 0);
 	TimestampTz now = snowid_clock_now();
-	int64		allowed_us = ((int64) snowid_max_lead_ms + snowid_max_wait_ms) * 1000;
-	int64		wall_tick = snowid_tick_of(layout, now);
-	TimestampTz start = 0;
-	bool		expressible;
+	SnowidContinuation c;
 	char	   *old_until;
-	char	   *now_text;
 	char	   *next_text;
 	StringInfoData changes;
 	StringInfoData previous;
 
 	initStringInfo(&changes);
 	initStringInfo(&previous);
-	snowid_describe_change(b, &changes, &previous);
+	snowid_describe_change(&b->layout, b->node_id, layout, snowid_node_id,
+						   &changes, &previous);
 
-	expressible = position < snowid_position_end(layout) &&
-		snowid_tick_start(layout, (int64) (position >> layout->sequence_bits),
-						  &start);
-	if ((!expressible || start - now > allowed_us) && snowid_node_id >= 0)
+	if (!snowid_continuation(layout, snowid_node_id, b->bound, now, &c))
 	{
 		uint64		old_first = snowid_position_at_or_above(&b->layout, 0, b->bound);
 		TimestampTz old_start;
@@ -305,39 +362,54 @@ snowid_check_layout_change(const SnowidBound *b, uint64 position)
 									  &old_start) ?
 			psprintf("the tick starting at %s", timestamptz_to_str(old_start)) :
 			pstrdup("beyond the range of timestamps");
-		now_text = (wall_tick >= 0 && wall_tick <= snowid_max_tick(layout)) ?
-			psprintf(INT64_FORMAT,
-					 snowid_id_from_position(layout,
-											 (uint64) wall_tick << layout->sequence_bits,
-											 node)) :
-			pstrdup("no ID");
-		next_text = expressible ?
-			psprintf("its first ID above them, " INT64_FORMAT ", belongs to the tick starting at %s, %.3f s ahead of the clock, more than snowid.max_lead (%d ms) and snowid.max_wait (%d ms) allow",
-					 snowid_id_from_position(layout, position, node),
-					 timestamptz_to_str(start), (double) (start - now) / 1e6,
-					 snowid_max_lead_ms, snowid_max_wait_ms) :
-			pstrdup("it has no ID above them");
 		ereport(FATAL,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowid layout changed (%s) and cannot continue above the IDs already issued",
 						changes.data),
 				 errdetail("Every ID this server issued is below " UINT64_FORMAT " (%s under the previous layout). The new layout would issue %s now; %s.",
-						   b->bound, old_until, now_text, next_text),
+						   b->bound, old_until,
+						   snowid_issue_now_text(layout, snowid_node_id, now),
+						   snowid_continuation_refusal_text(layout, snowid_node_id,
+															&c, now)),
 				 errhint("Restore the previous settings (%s), or choose a layout under which the IDs of today lie above " UINT64_FORMAT ": an earlier snowid.epoch, a shorter snowid.tick or more node and sequence bits make the IDs of a given time larger.",
 						 previous.data, b->bound)));
 	}
+	Assert(c.position == position);
 
-	next_text = expressible ?
+	next_text = c.expressible ?
 		psprintf(INT64_FORMAT " or above (the tick starting at %s, %.3f s %s the clock now)",
 				 snowid_id_from_position(layout, position, node),
-				 timestamptz_to_str(start),
-				 (double) (start > now ? start - now : now - start) / 1e6,
-				 start > now ? "ahead of" : "behind") :
+				 timestamptz_to_str(c.start),
+				 (double) (c.start > now ? c.start - now : now - c.start) / 1e6,
+				 c.start > now ? "ahead of" : "behind") :
 		pstrdup("none (the layout has no ID above them)");
 	ereport(LOG,
 			(errmsg("snowid continues under a changed layout (%s)", changes.data),
 			 errdetail("Every ID issued before is below " UINT64_FORMAT "; the next ID will be %s.",
 					   b->bound, next_text)));
+}
+
+/*
+ * The bound the IDs this server issued lie below, in the layout in force:
+ * its reservation, which is what a start after a crash continues above (a
+ * clean shutdown lowers it to just above the last ID).  0 if the server
+ * has no bound: it issued nothing, and found no high-water file at start.
+ * *last is set to the last ID issued since start, or -1 if none.
+ */
+uint64
+snowid_highwater_issued_bound(SnowidShared *shared, int64 *last)
+{
+	const SnowidLayout *layout = &snowid_active_layout;
+	int32		node = Max(snowid_node_id, 0);
+	uint64		reserved = pg_atomic_read_u64(&shared->reserved_position);
+	uint64		next = pg_atomic_read_u64(&shared->next_position);
+
+	*last = -1;
+	if (pg_atomic_read_u64(&shared->ids_issued) > 0 && next > 0)
+		*last = snowid_id_from_position(layout, next - 1, node);
+	if (reserved == 0 && next == 0)
+		return 0;
+	return snowid_bound_of_position(layout, Max(reserved, next), node);
 }
 
 /* ---- the file ---- */
@@ -444,49 +516,129 @@ snowid_highwater_parse_slot(const char *slot, uint64 *gen, SnowidBound *b)
 	return true;
 }
 
-/* Parse a file of one line (formats -1 and last-id); false if it is not one. */
+/*
+ * Parse text as a decimal integer: digits only (a minus sign too if
+ * negative_ok), then nothing but white space.  False if it is not one, or
+ * does not fit in an int64 (*overflow then says so).  sscanf's %lld would
+ * saturate instead, turning any long number into PG_INT64_MAX.  Reports
+ * nothing: it runs in the postmaster.
+ */
 static bool
-snowid_highwater_parse_line(const char *buf, int len, SnowidBound *b)
+snowid_parse_int64_strict(const char *text, bool negative_ok, int64 *value,
+						  bool *overflow)
+{
+	const char *digits = text;
+	char	   *end;
+	long long	v;
+
+	*overflow = false;
+	if (negative_ok && *digits == '-')
+		digits++;
+	if (!isdigit((unsigned char) *digits))
+		return false;
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (errno == ERANGE)
+	{
+		*overflow = true;
+		return false;
+	}
+	if (errno != 0 || end == text)
+		return false;
+	while (isspace((unsigned char) *end))
+		end++;
+	if (*end != '\0')
+		return false;
+	*value = (int64) v;
+	return true;
+}
+
+/*
+ * If line is magic followed by white space, what follows that; else NULL.
+ */
+static const char *
+snowid_after_magic(const char *line, const char *magic)
+{
+	size_t		len = strlen(magic);
+
+	if (strncmp(line, magic, len) != 0 || !isspace((unsigned char) line[len]))
+		return NULL;
+	line += len;
+	while (isspace((unsigned char) *line))
+		line++;
+	return line;
+}
+
+/*
+ * Parse a file of one line (formats -1 and last-id); false if it is not one.
+ * A last-id line whose number is not an ID of the layout in force sets
+ * *detail (if detail is not NULL) to what is wrong with it.
+ */
+static bool
+snowid_highwater_parse_line(const char *buf, int len, SnowidBound *b,
+							char **detail)
 {
 	char		line[SNOWID_HIGHWATER_SIZE];
-	long long	value;
-	char		rest;
+	const SnowidLayout *layout = &snowid_active_layout;
+	int64		value;
+	bool		overflow;
+	const char *text;
 
 	if (len >= (int) SNOWID_HIGHWATER_SIZE)
 		return false;
 	memcpy(line, buf, len);
 	line[len] = '\0';
 	memset(b, 0, sizeof(*b));
-	if (sscanf(line, SNOWID_HIGHWATER_MAGIC_V1 " %lld %c", &value, &rest) == 1)
+	if ((text = snowid_after_magic(line, SNOWID_HIGHWATER_MAGIC_V1)) != NULL)
 	{
+		if (!snowid_parse_int64_strict(text, true, &value, &overflow))
+			return false;
 		b->until = (TimestampTz) value;
 		return IS_VALID_TIMESTAMP(b->until);
 	}
-	if (sscanf(line, SNOWID_HIGHWATER_MAGIC_LAST_ID " %lld %c", &value, &rest) == 1 &&
-		value >= 0)
+	if ((text = snowid_after_magic(line, SNOWID_HIGHWATER_MAGIC_LAST_ID)) == NULL)
+		return false;
+	if (!snowid_parse_int64_strict(text, true, &value, &overflow))
 	{
-		b->has_layout = true;
-		b->bound = (uint64) value + 1;
-		b->layout = snowid_active_layout;
-		b->node_id = snowid_node_id;
-		return true;
+		if (detail != NULL)
+			*detail = overflow ?
+				psprintf("The line \"%s <ID>\" holds a number too large for a bigint, so it is no ID.",
+						 SNOWID_HIGHWATER_MAGIC_LAST_ID) :
+				psprintf("The line \"%s <ID>\" must hold one ID as a decimal number, and nothing after it.",
+						 SNOWID_HIGHWATER_MAGIC_LAST_ID);
+		return false;
 	}
-	return false;
+	if (!snowid_id_in_layout(layout, value))
+	{
+		if (detail != NULL)
+			*detail = psprintf("The line \"%s <ID>\" gives " INT64_FORMAT ", which is not an ID of the layout in force: its IDs lie from 0 to " INT64_FORMAT " (snowid.id_bits = %d).",
+							   SNOWID_HIGHWATER_MAGIC_LAST_ID, value,
+							   (int64) ((UINT64CONST(1) << layout->id_bits) - 1),
+							   layout->id_bits);
+		return false;
+	}
+	b->has_layout = true;
+	b->bound = (uint64) value + 1;
+	b->layout = *layout;
+	b->node_id = snowid_node_id;
+	return true;
 }
 
 /*
  * Parse the file's contents: true and the newest bound and its generation
- * (0 for a one-line file), or false if nothing valid is in it.
+ * (0 for a one-line file), or false if nothing valid is in it (and, for a
+ * hand-written line that is wrong, *detail if detail is not NULL).
  */
 static bool
-snowid_highwater_parse(const char *buf, int len, uint64 *gen, SnowidBound *b)
+snowid_highwater_parse(const char *buf, int len, uint64 *gen, SnowidBound *b,
+					   char **detail)
 {
 	bool		found = false;
 
 	if (len != SNOWID_HIGHWATER_SIZE)
 	{
 		*gen = 0;
-		return snowid_highwater_parse_line(buf, len, b);
+		return snowid_highwater_parse_line(buf, len, b, detail);
 	}
 	for (int i = 0; i < 2; i++)
 	{
@@ -540,6 +692,7 @@ snowid_highwater_read(SnowidBound *b)
 	int			fd;
 	int			len;
 	uint64		gen;
+	char	   *detail = NULL;
 
 	fd = OpenTransientFile(SNOWID_HIGHWATER_FILE, O_RDONLY | PG_BINARY);
 	if (fd < 0)
@@ -556,10 +709,12 @@ snowid_highwater_read(SnowidBound *b)
 				(errcode_for_file_access(),
 				 errmsg("could not read file \"%s\": %m", SNOWID_HIGHWATER_FILE)));
 	CloseTransientFile(fd);
-	if (!snowid_highwater_parse(buf, len, &gen, b))
+	if (!snowid_highwater_parse(buf, len, &gen, b, &detail))
 		ereport(FATAL,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("snowid high-water file \"%s\" is corrupt", SNOWID_HIGHWATER_FILE),
+				 detail != NULL ?
+				 errdetail("%s snowid cannot know which IDs this server issued before, so it does not start.", detail) :
 				 errdetail("snowid cannot know which IDs this server issued before, so it does not start."),
 				 errhint(SNOWID_HAND_HINT)));
 	return true;
@@ -683,7 +838,7 @@ snowid_highwater_write(const SnowidBound *b, int elevel)
 		return false;
 	}
 	len = snowid_highwater_read_fd(fd, buf);
-	if (len != SNOWID_HIGHWATER_SIZE || !snowid_highwater_parse(buf, len, &gen, &old))
+	if (len != SNOWID_HIGHWATER_SIZE || !snowid_highwater_parse(buf, len, &gen, &old, NULL))
 	{
 		/* a one-line format, or a file damaged since start: replace it */
 		CloseTransientFile(fd);
@@ -931,7 +1086,8 @@ snowid_redo(XLogReaderState *record)
 
 		initStringInfo(&changes);
 		initStringInfo(&previous);
-		snowid_describe_change(&b, &changes, &previous);
+		snowid_describe_change(&b.layout, b.node_id, &snowid_active_layout,
+							   snowid_node_id, &changes, &previous);
 		ereport(LOG,
 				(errmsg("snowid replays reservations made under another layout (%s)",
 						changes.data),

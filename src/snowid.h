@@ -9,6 +9,7 @@
 #define SNOWID_H
 
 #include "layout.h"
+#include "lib/stringinfo.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
 
@@ -71,6 +72,32 @@ extern void snowid_highwater_renew(SnowidShared *shared,
 								   const SnowidLayout *layout,
 								   int64 last_tick, int64 wall_tick, bool wait);
 extern int64 snowid_highwater_window_ticks(const SnowidLayout *layout);
+extern uint64 snowid_highwater_issued_bound(SnowidShared *shared, int64 *last);
+
+/* highwater.c: the rule for going on above a bound under another layout */
+typedef struct SnowidContinuation
+{
+	uint64		position;		/* first position of the node at or above it */
+	bool		expressible;	/* the layout has it, in a tick timestamptz holds */
+	TimestampTz start;			/* expressible: the start of its tick */
+	TimestampTz reachable_from; /* expressible: the clock may go on from then */
+	bool		ok;				/* it may go on there now */
+} SnowidContinuation;
+
+extern bool snowid_continuation(const SnowidLayout *layout, int node_id,
+								uint64 bound, TimestampTz now,
+								SnowidContinuation *c);
+extern bool snowid_layout_same(const SnowidLayout *a, int a_node,
+							   const SnowidLayout *b, int b_node);
+extern void snowid_describe_change(const SnowidLayout *was, int was_node,
+								   const SnowidLayout *now, int now_node,
+								   StringInfo changes, StringInfo previous);
+extern char *snowid_issue_now_text(const SnowidLayout *layout, int node_id,
+								   TimestampTz now);
+extern char *snowid_continuation_refusal_text(const SnowidLayout *layout,
+											  int node_id,
+											  const SnowidContinuation *c,
+											  TimestampTz now);
 
 /* clock.c: wall clock and waiting */
 extern TimestampTz snowid_clock_now(void);

@@ -160,4 +160,62 @@ cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $last,
 	'with the file restored, the IDs go on above the last one');
 
 $node->stop;
+
+# ---- a hand-written line that holds no ID of the layout in force ----
+
+# sscanf's %lld used to saturate an overflowing number to 2^63 - 1 and
+# accept it, and an ID at or above 2^snowid.id_bits was accepted as well:
+# the server started and every snowid_next() failed.  Each must stop the
+# start, saying what is wrong with the line.
+sub hand_line_refused
+{
+	my ($line, $detail, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	open my $fh, '>', $file or die;
+	print $fh "$line\n";
+	close $fh or die;
+	my $offset = -s $node->logfile;
+	ok(!$node->start(fail_ok => 1), "$name: the server does not start");
+	my $log = slurp_file($node->logfile, $offset);
+	like($log,
+		qr/FATAL:  snowid high-water file "snowid.highwater" is corrupt/,
+		"$name: the log says the file is corrupt");
+	like($log, $detail, "$name: and why");
+	like($log, qr/HINT:  If you know the highest ID this server issued, replace the file with the line "snowid-last-id <that ID>"/,
+		"$name: and how to repair it");
+	return;
+}
+
+hand_line_refused('snowid-last-id 99999999999999999999',
+	qr/DETAIL:  The line "snowid-last-id <ID>" holds a number too large for a bigint, so it is no ID\./,
+	'a number beyond bigint');
+hand_line_refused('snowid-last-id -5',
+	qr/DETAIL:  The line "snowid-last-id <ID>" gives -5, which is not an ID of the layout in force: its IDs lie from 0 to 9223372036854775807 \(snowid\.id_bits = 63\)\./,
+	'a negative ID');
+hand_line_refused('snowid-last-id 12abc',
+	qr/DETAIL:  The line "snowid-last-id <ID>" must hold one ID as a decimal number, and nothing after it\./,
+	'a number followed by letters');
+hand_line_refused('snowid-last-id 1e9',
+	qr/must hold one ID as a decimal number/,
+	'a number in another notation');
+
+# With 53 ID bits (4 of them for the sequence), 2^53 and 2^63 - 1 are bigints but no IDs of the layout.
+$node->append_conf('postgresql.conf', "snowid.id_bits = 53\nsnowid.sequence_bits = 4\n");
+hand_line_refused('snowid-last-id 9007199254740992',
+	qr/DETAIL:  The line "snowid-last-id <ID>" gives 9007199254740992, which is not an ID of the layout in force: its IDs lie from 0 to 9007199254740991 \(snowid\.id_bits = 53\)\./,
+	'2^53 under 53 ID bits');
+hand_line_refused('snowid-last-id 9223372036854775807',
+	qr/gives 9223372036854775807, which is not an ID of the layout in force/,
+	'2^63 - 1 under 53 ID bits');
+
+# The largest ID of a small one is still read (and the stream goes on above it).
+open $wfh, '>', $file or die;
+print $wfh "snowid-last-id 4000000000\n";
+close $wfh or die;
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', 4000000000,
+	'a valid hand-written ID under 53 ID bits: the server starts and goes on above it');
+$node->stop;
+
 done_testing();
