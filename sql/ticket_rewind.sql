@@ -194,3 +194,29 @@ SELECT count(*) AS rows_left FROM snowid_ticket;
 DROP TABLE rw_orders, rw_taken;
 REVOKE USAGE ON SCHEMA public FROM regress_rewinder;
 DROP ROLE regress_rewinder;
+
+-- A data-only restore with --disable-triggers ends with ALTER TABLE ...
+-- ENABLE TRIGGER ALL, which would make the ALWAYS guard triggers of
+-- snowid_ticket fire only outside replica mode: snowid sets them back to
+-- ALWAYS, so under session_replication_role = replica the served mark still
+-- cannot be lowered, and a rewound ticket issues nothing twice.
+SELECT snowid_ticket_create('rw_trg', block => 3) IS NOT NULL AS created;
+SELECT max(snowid_ticket_next('rw_trg')) FROM generate_series(1, 10);
+ALTER TABLE snowid_ticket DISABLE TRIGGER ALL;
+ALTER TABLE snowid_ticket ENABLE TRIGGER ALL;
+SELECT tgname, tgenabled FROM pg_trigger
+ WHERE tgrelid = 'snowid_ticket'::regclass ORDER BY tgname;
+ALTER TABLE snowid_ticket ENABLE REPLICA TRIGGER snowid_ticket_fixed;
+SELECT tgname, tgenabled FROM pg_trigger
+ WHERE tgrelid = 'snowid_ticket'::regclass ORDER BY tgname;
+SET session_replication_role = replica;
+UPDATE snowid_ticket SET served = -1 WHERE seqrelid = 'rw_trg'::regclass;
+RESET session_replication_role;
+SELECT setval('rw_trg', 0, false);
+DISCARD ALL;
+\set VERBOSITY terse
+SELECT count(*) AS reissued FROM (
+  SELECT snowid_ticket_next('rw_trg') AS v FROM generate_series(1, 10)) s
+WHERE v <= 10;
+\set VERBOSITY default
+DROP SEQUENCE rw_trg;

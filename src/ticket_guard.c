@@ -78,6 +78,7 @@
 #include "commands/defrem.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -715,6 +716,52 @@ snowid_ticket_check_owner_unlogged(AlterTableStmt *stmt, Oid relid)
 }
 
 /*
+ * Does ALTER TABLE enable triggers in a mode other than ALWAYS (ENABLE
+ * [REPLICA] TRIGGER name | ALL | USER)?  pg_dump --disable-triggers ends a
+ * data-only restore with ENABLE TRIGGER ALL, which would leave the guard
+ * triggers of snowid_ticket firing only outside replica mode.
+ */
+static bool
+snowid_ticket_enables_trigger(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_EnableTrig || cmd->subtype == AT_EnableTrigAll ||
+			cmd->subtype == AT_EnableTrigUser ||
+			cmd->subtype == AT_EnableReplicaTrig)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * After an ALTER TABLE that enabled triggers of snowid_ticket, make its two
+ * guard triggers fire ALWAYS again (in every session_replication_role), as
+ * the install script created them.  Runs as the statement's user, who owns
+ * the table or is a superuser; the names are quoted and qualified.
+ */
+static void
+snowid_ticket_keep_triggers_always(Oid table)
+{
+	char	   *sql;
+
+	sql = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER snowid_ticket_fixed, "
+				   "ENABLE ALWAYS TRIGGER snowid_ticket_registered",
+				   quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)),
+											  get_rel_name(table)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "re-enabling the triggers of snowid_ticket failed");
+	SPI_finish();
+	pfree(sql);
+}
+
+/*
  * ALTER SEQUENCE ... RESTART/START/INCREMENT/MINVALUE/MAXVALUE/CYCLE/CACHE/
  * AS and ALTER ... SET UNLOGGED on a ticket sequence, and ALTER TABLE ...
  * SET UNLOGGED of a table that owns one, are refused before they run.  A ProcessUtility hook rather than an event trigger: it also runs
@@ -729,6 +776,7 @@ snowid_ticket_utility(PlannedStmt *pstmt, const char *queryString,
 					  DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	Oid			reenable = InvalidOid;
 
 	if (IsA(parsetree, AlterSeqStmt) || IsA(parsetree, AlterTableStmt))
 	{
@@ -740,8 +788,13 @@ snowid_ticket_utility(PlannedStmt *pstmt, const char *queryString,
 
 		if (OidIsValid(relid) && IsA(parsetree, AlterTableStmt) &&
 			get_rel_relkind(relid) != RELKIND_SEQUENCE)
+		{
 			snowid_ticket_check_owner_unlogged((AlterTableStmt *) parsetree,
 											   relid);
+			if (snowid_ticket_enables_trigger((AlterTableStmt *) parsetree) &&
+				relid == snowid_ticket_table(&extoid))
+				reenable = relid;
+		}
 		if (OidIsValid(relid) && get_rel_relkind(relid) == RELKIND_SEQUENCE &&
 			OidIsValid(snowid_ticket_table(&extoid)) &&
 			snowid_ticket_has_dependency(relid, extoid))
@@ -780,6 +833,8 @@ snowid_ticket_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+	if (OidIsValid(reenable))
+		snowid_ticket_keep_triggers_always(reenable);
 }
 
 /* ---------- registration and DROP ---------- */

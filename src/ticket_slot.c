@@ -553,8 +553,9 @@ snowid_ticket_nextval(SnowidTicketEntry *entry, const char *name)
 /*
  * Reserve the next block into slot->next (or set no_more).  Caller holds
  * the slot lock, a RowExclusiveLock on the sequence and one on the table
- * snowid_ticket.  The sequence must still be what a ticket needs, and the
- * block above every block served (the served mark, raised here); the WAL
+ * snowid_ticket, and has checked that the sequence is still what a ticket
+ * needs (snowid_ticket_lock_for_block).  The block must lie above every
+ * block served (the served mark, raised here); the WAL
  * record of the reservation and of the mark is flushed before any value of
  * the block escapes.
  */
@@ -567,7 +568,6 @@ snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 
 	if (slot->next_valid || slot->no_more)
 		return;
-	snowid_ticket_check_sequence(entry->relid, name, &entry->spec);
 	if (slot->served_bind != bind)
 	{
 		slot->served = snowid_ticket_served(entry->relid, name);
@@ -596,8 +596,14 @@ snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 /*
  * Take the heavyweight locks a reservation needs, before the slot lock:
  * the sequence's and the table snowid_ticket's.  A sequence dropped while
- * we waited is a clear error, not "could not open relation".  Returns the
- * ticket's name (looked up while it still existed).
+ * we waited is a clear error, not "could not open relation".  Then check
+ * that the sequence is still what a ticket needs, also before the slot
+ * lock: the check reads pg_depend, pg_class and pg_sequence, and a catalog
+ * lock taken under an LWLock could wait, uncancellable and unseen by the
+ * deadlock detector, behind a VACUUM FULL of that catalog.  The locks held
+ * on the sequence keep what was checked from changing until the
+ * transaction ends.  Returns the ticket's name (looked up while it still
+ * existed).
  */
 static const char *
 snowid_ticket_lock_for_block(SnowidTicketEntry *entry)
@@ -605,6 +611,7 @@ snowid_ticket_lock_for_block(SnowidTicketEntry *entry)
 	const char *name = snowid_ticket_lock_existing(entry->relid);
 
 	snowid_ticket_lock_table(name);
+	snowid_ticket_check_sequence(entry->relid, name, &entry->spec);
 	return name;
 }
 
