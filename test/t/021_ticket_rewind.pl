@@ -13,6 +13,8 @@
 #   seqrelid (how tickets are registered again) holds no reservation up,
 #   and a row changed anyway (trigger disabled) makes reservations fail,
 #   not hang under the slot lock;
+# - a reservation waiting for a catalog lock (behind VACUUM FULL) holds no
+#   slot lock, so a session holding that catalog lock takes values;
 # - pg_dump by the database owner (not a superuser) reads snowid_ticket,
 #   served mark included, and the dump restores.
 
@@ -199,5 +201,53 @@ is( $node->safe_psql('owned_copy', "SELECT served FROM snowid_ticket WHERE seqre
 	$node->safe_psql('owned', "SELECT served FROM snowid_ticket WHERE seqrelid = 'od'::regclass"),
 	'with the served mark');
 
-$node->stop;
+# --- nothing under the slot lock waits for a catalog lock ---
+# R holds a lock on pg_depend, VACUUM FULL pg_depend queues behind it, and
+# S reaches a block boundary: the reservation's check reads pg_depend, so S
+# waits behind the VACUUM.  Before the fix S waited there holding the slot
+# lock, and R, reaching a block boundary in its turn, waited for S: a
+# deadlock the detector cannot see, that no cancel ends.  Now S waits
+# before taking the slot lock and R goes through.
+$node->safe_psql('postgres', q{SELECT snowid_ticket_create('cl', 0, 1, 3); SELECT snowid_ticket_next('cl')});
+my $r = $node->background_psql('postgres', timeout => 60);
+$r->query_safe('BEGIN; SELECT count(*) FROM pg_depend;');
+my ($v_out, $v_err, $s_out, $s_err) = ('', '', '', '');
+my $v = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'VACUUM FULL pg_depend' ],
+	'>', \$v_out, '2>', \$v_err);
+$node->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM pg_stat_activity WHERE query = 'VACUUM FULL pg_depend' AND wait_event_type = 'Lock'")
+  or die 'VACUUM FULL did not queue';
+my $s = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c',
+	  "SELECT string_agg(snowid_ticket_next('cl')::text, ',') FROM generate_series(1, 10)" ],
+	'>', \$s_out, '2>', \$s_err);
+$node->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE 'SELECT string_agg(snowid_ticket_next(''cl'')%' AND wait_event_type IS NOT NULL AND state = 'active'")
+  or die 'the other session did not start';
+my $r_out = eval {
+	$r->query("SELECT string_agg(snowid_ticket_next('cl')::text, ',') FROM generate_series(1, 10)");
+};
+ok(defined $r_out && $r_out =~ /^\d+(,\d+){9}$/,
+	'a session holding a catalog lock takes values while another waits for that catalog behind VACUUM FULL');
+if (defined $r_out)
+{
+	$r->query_safe('COMMIT');
+	$r->quit;
+	$v->finish;
+	$s->finish;
+	my %seen;
+	my @all = (split(/,/, $r_out), split(/,/, $s_out =~ s/\s+//gr));
+	$seen{$_}++ for @all;
+	is(scalar(@all), 20, 'then the waiting session gets its values too');
+	is(scalar(grep { $seen{$_} > 1 } keys %seen), 0, 'none of them twice');
+	$node->stop;
+}
+else
+{
+	# the old deadlock: only an immediate shutdown ends it
+	$node->stop('immediate');
+	$v->kill_kill;
+	$s->kill_kill;
+}
 done_testing();
