@@ -392,6 +392,7 @@ snowid_check_continuation(const SnowidLayout *layout, int node_id)
 	char	   *issued_text;
 	char	   *now_text;
 	char	   *refusal_text;
+	const char *when = "";
 
 	if (!snowid_gucs_defined || shared == NULL ||
 		snowid_layout_same(&snowid_active_layout, snowid_node_id, layout,
@@ -416,26 +417,16 @@ snowid_check_continuation(const SnowidLayout *layout, int node_id)
 	now_text = snowid_issue_now_text(layout, node_id, now);
 	refusal_text = snowid_continuation_refusal_text(layout, node_id, &c, now);
 	if (c.expressible)
-	{
-		char	   *from = pstrdup(timestamptz_to_str(c.reachable_from));
-
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowid layout change (%s) would be refused at the next server start",
-						changes.data),
-				 errdetail("%s The new layout would issue %s now; %s.",
-						   issued_text, now_text, refusal_text),
-				 errhint("Keep the settings in force (%s), or choose a layout under which the IDs of today lie above " UINT64_FORMAT ": an earlier snowid.epoch, a shorter snowid.tick or more node and sequence bits make the IDs of a given time larger. Only time stands between the new layout and those IDs: if this server issues no more IDs, the change is possible once the clock has passed %s.",
-						 previous.data, bound, from)));
-	}
+		when = psprintf(" Only time stands between the new layout and those IDs: if this server issues no more IDs, the change is possible once the clock has passed %s.",
+						timestamptz_to_str(c.reachable_from));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("snowid layout change (%s) would be refused at the next server start",
 					changes.data),
 			 errdetail("%s The new layout would issue %s now; %s.",
 					   issued_text, now_text, refusal_text),
-			 errhint("Keep the settings in force (%s), or choose a layout under which the IDs of today lie above " UINT64_FORMAT ": an earlier snowid.epoch, a shorter snowid.tick or more node and sequence bits make the IDs of a given time larger.",
-					 previous.data, bound)));
+			 errhint("Keep the settings in force (%s), or choose a layout under which the IDs of today lie above " UINT64_FORMAT ": an earlier snowid.epoch, a shorter snowid.tick or more node and sequence bits make the IDs of a given time larger.%s",
+					 previous.data, bound, when)));
 }
 
 static void

@@ -114,6 +114,8 @@ extern SnowidTicketEntry *snowid_ticket_lookup(Oid relid, Oid fn_oid,
 											   bool check_acl);
 extern SnowidTicketEntry *snowid_ticket_lookup_bound(Oid relid, Oid fn_oid);
 extern bool snowid_ticket_alive(Oid extnsp, Oid relid, int64 stamp);
+extern bool snowid_ticket_find_row(Oid extnsp, Oid relid,
+								   SnowidTicketEntry *entry);
 extern const char *snowid_ticket_lock_existing(Oid relid);
 extern Oid	snowid_ticket_catalog_owner(Oid extnsp);
 

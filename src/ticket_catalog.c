@@ -150,7 +150,7 @@ snowid_ticket_type_max(Oid type)
  * the DROP has committed.  False if there is none; else the settings, the
  * creation stamp and the inserting transaction go to entry.
  */
-static bool
+bool
 snowid_ticket_find_row(Oid extnsp, Oid relid, SnowidTicketEntry *entry)
 {
 	Oid			catalog = get_relname_relid("snowid_ticket", extnsp);

@@ -608,35 +608,14 @@ static bool
 snowid_ticket_spec_of(Oid relid, SnowidTicketSpec *spec)
 {
 	Oid			table = snowid_ticket_table(NULL);
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData key;
-	HeapTuple	tup;
-	bool		found = false;
+	SnowidTicketEntry entry;
 
-	if (!OidIsValid(table))
+	if (!OidIsValid(table) ||
+		!snowid_ticket_find_row(get_rel_namespace(table), relid, &entry))
 		return false;
-	rel = table_open(table, AccessShareLock);
-	snowid_ticket_key(&key, relid);
-	scan = systable_beginscan(rel, snowid_primary_key_index(rel), true,
-							  NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		bool		isnull;
-
-		spec->shard = DatumGetInt32(heap_getattr(tup, Anum_ticket_shard, desc, &isnull));
-		spec->shards = DatumGetInt32(heap_getattr(tup, Anum_ticket_shards, desc, &isnull));
-		spec->block = DatumGetInt32(heap_getattr(tup, Anum_ticket_block, desc, &isnull));
-		spec->start = DatumGetInt64(heap_getattr(tup, Anum_ticket_start, desc, &isnull));
-		spec->maxvalue = snowid_ticket_type_max(DatumGetObjectId(heap_getattr(tup, Anum_ticket_type, desc, &isnull)));
-		found = spec->shards >= 1 && spec->block >= 1 &&
-			spec->maxvalue != 0 && snowid_ticket_has_values(spec);
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return found;
+	*spec = entry.spec;
+	return spec->shards >= 1 && spec->block >= 1 &&
+		spec->maxvalue != 0 && snowid_ticket_has_values(spec);
 }
 
 /* Does option opt of ALTER SEQUENCE keep what a ticket sequence needs? */
