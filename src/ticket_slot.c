@@ -56,14 +56,20 @@
  * on the sequence and the table) refuses any block at or below the mark
  * (SQLSTATE 55000, object not in prerequisite state: the sequence is
  * usable again once setval moves it above the mark, as the hint says; it
- * is not data corruption), then raises the mark to the block in place,
- * and flushes the WAL of both before any value of the block escapes.  The
- * mark is
+ * is not data corruption), then raises the mark to the block in place.
+ * The mark is
  *	- non-transactional: an in-place update (systable_inplace_update_*),
  *	  which no rollback undoes, like nextval() itself;
- *	- durable and replicated: the in-place update is WAL-logged and flushed
- *	  with the reservation, so a restart, a crash or a promoted standby
- *	  sees it;
+ *	- durable and replicated: the in-place update is WAL-logged, so a
+ *	  restart or a promoted standby sees it.  Its WAL is flushed at once
+ *	  when the reservation's nextval() wrote WAL (every 32 blocks: nextval
+ *	  logs ahead), else by the WAL writer within wal_writer_delay, and in
+ *	  any case by the commit of every transaction that stores a value of
+ *	  the block (a commit flushes all WAL before it).  An fsync per block
+ *	  would cost more than the values of a block of the default size.  So
+ *	  after a crash the mark can be behind the blocks served only for
+ *	  values that no committed row holds, and only a rewind after that
+ *	  crash could bring those back;
  *	- out of users' reach: only the table's owner (the extension's
  *	  installer) may write snowid_ticket, and even it cannot change a row
  *	  (a trigger refuses; ticket_guard.c); users other than the database's
@@ -565,6 +571,8 @@ snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 {
 	int64		b;
 	uint32		bind = pg_atomic_read_u32(&slot->bind_count);
+	XLogRecPtr	before;
+	bool		logged;
 
 	if (slot->next_valid || slot->no_more)
 		return;
@@ -579,10 +587,15 @@ snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 		slot->no_more = true;
 		return;
 	}
+	before = GetXLogInsertRecPtr();
 	b = snowid_ticket_nextval(entry, name);
+	logged = GetXLogInsertRecPtr() != before;
 	snowid_ticket_raise_served(entry->relid, name, b, &entry->spec);
 	slot->served = b;
-	XLogFlush(snowid_ticket_wal_end());
+	if (logged)
+		XLogFlush(snowid_ticket_wal_end());
+	else
+		XLogSetAsyncXactLSN(GetXLogInsertRecPtr());
 	if (snowid_ticket_block(&entry->spec, b, &slot->next_first,
 							&slot->next_count))
 	{
