@@ -743,9 +743,10 @@ snowid_ticket_keep_triggers_always(Oid table)
 /*
  * ALTER SEQUENCE ... RESTART/START/INCREMENT/MINVALUE/MAXVALUE/CYCLE/CACHE/
  * AS and ALTER ... SET UNLOGGED on a ticket sequence, and ALTER TABLE ...
- * SET UNLOGGED of a table that owns one, are refused before they run.  A ProcessUtility hook rather than an event trigger: it also runs
- * under session_replication_role = replica and in single-user mode, and
- * refuses before anything is changed.  Options that restore what a ticket
+ * SET UNLOGGED of a table that owns one, are refused before they run.  A
+ * ProcessUtility hook rather than an event trigger: it also runs under
+ * session_replication_role = replica and in single-user mode, and refuses
+ * before anything is changed.  Options that restore what a ticket
  * needs (INCREMENT 1, NO CYCLE, ...) and OWNED BY are allowed.
  */
 static void
