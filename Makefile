@@ -18,14 +18,18 @@ OBJS = \
 	src/ticket_slot.o \
 	src/ticket_catalog.o \
 	src/ticket_guard.o \
-	src/ticket.o
+	src/ticket.o \
+	src/registry.o \
+	src/registry_worker.o
 
 # One install script, sql/snowid.sql, built into the script of the current
 # version; beside it the frozen 1.0 script (the base that older versions
 # install from) and the upgrade scripts.
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = sql/$(EXTENSION)--1.0.sql $(wildcard sql/$(EXTENSION)--*--*.sql)
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
+# The registry worker talks to the registry with libpq, as postgres_fdw does.
+SHLIB_LINK_INTERNAL = $(libpq)
 
 # pg_regress inputs live in sql/, outputs in expected/ (PGXS defaults).
 REGRESS = upgrade layout layout_change generator errors gucs ticket ticket_errors ticket_rewind security text

@@ -44,22 +44,25 @@ PG_FUNCTION_INFO_V1(snowid_next_batch);
 /* A step back of the clock smaller than this is not counted. */
 #define SNOWID_REGRESSION_THRESHOLD_US 10000
 
-static void
-snowid_require_node(const SnowidLayout *layout)
+/*
+ * The node this server issues under, or an error: during recovery, or
+ * while the gate is shut (no node ID, or the registry has not granted it).
+ */
+static inline int32
+snowid_require_node(SnowidShared *shared, const SnowidLayout *layout)
 {
+	uint64		gate;
+
 	if (unlikely(RecoveryInProgress()))
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot generate snowids during recovery"),
 				 errdetail("A standby shares its primary's node ID; IDs it issued could collide with the primary's."),
 				 errhint("Generate IDs on the primary; after promotion this server continues above every ID its primary reserved.")));
-	if (unlikely(snowid_node_id < 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowid.node_id is not set"),
-				 errdetail("Every server that generates snowids needs a node ID of its own, from 0 to " INT64_FORMAT ".",
-						   snowid_max_node(layout)),
-				 errhint("Set snowid.node_id in postgresql.conf and restart the server.")));
+	gate = pg_atomic_read_u64(&shared->gate);
+	if (unlikely(gate == 0))
+		gate = snowid_gate_closed(shared, layout);
+	return (int32) (gate - 1);
 }
 
 /* Fail because the next position lies too far ahead of the wall clock. */
@@ -416,15 +419,16 @@ snowid_next(PG_FUNCTION_ARGS)
 	SnowidShared *shared = snowid_require_shared();
 	const SnowidLayout *layout = &snowid_active_layout;
 	uint64		position;
+	int32		node = snowid_require_node(shared, layout);
 
-	snowid_require_node(layout);
 	position = snowid_reserve(shared, layout, 1);
-	PG_RETURN_INT64(snowid_id_from_position(layout, position, snowid_node_id));
+	PG_RETURN_INT64(snowid_id_from_position(layout, position, node));
 }
 
 typedef struct SnowidBatch
 {
 	uint64		next;			/* next position to return */
+	int32		node;			/* the node they were reserved under */
 } SnowidBatch;
 
 Datum
@@ -439,8 +443,8 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 		const SnowidLayout *layout = &snowid_active_layout;
 		int32		n = PG_GETARG_INT32(0);
 		MemoryContext oldcontext;
+		int32		node = snowid_require_node(shared, layout);
 
-		snowid_require_node(layout);
 		snowid_check_batch(layout, n);
 
 		funcctx = SRF_FIRSTCALL_INIT();
@@ -449,6 +453,7 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(oldcontext);
 
 		batch->next = snowid_reserve(shared, layout, (uint32) n);
+		batch->node = node;
 		funcctx->max_calls = n;
 		funcctx->user_fctx = batch;
 	}
@@ -459,7 +464,7 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 	{
 		int64		id = snowid_id_from_position(&snowid_active_layout,
 												 batch->next++,
-												 snowid_node_id);
+												 batch->node);
 
 		SRF_RETURN_NEXT(funcctx, Int64GetDatum(id));
 	}

@@ -33,6 +33,7 @@
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "pgtime.h"
+#include "registry.h"
 #include "snowid.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
@@ -642,6 +643,8 @@ snowid_guc_init(void)
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 
+	snowid_registry_guc_init();
+
 	MarkGUCPrefixReserved("snowid");
 
 	snowid_validate_layout(&snowid_active_layout, snowid_id_bits,
@@ -677,7 +680,7 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 	if (snowid_gucs_defined)
 	{
 		*layout = snowid_active_layout;
-		*node_id = snowid_node_id;
+		*node_id = snowid_node_in_force();
 		return;
 	}
 

@@ -145,8 +145,8 @@ snowid_bound_here(SnowidBound *b, uint64 position)
 	b->has_layout = true;
 	b->until = 0;
 	b->layout = *layout;
-	b->node_id = snowid_node_id;
-	b->bound = snowid_bound_of_position(layout, position, Max(snowid_node_id, 0));
+	b->node_id = snowid_node_in_force();
+	b->bound = snowid_bound_of_position(layout, position, Max(b->node_id, 0));
 }
 
 /* Are these values a layout snowid could have issued IDs under? */
@@ -171,12 +171,19 @@ snowid_layout_same(const SnowidLayout *a, int a_node,
 		a->timestamp_bits == b->timestamp_bits && a_node == b_node;
 }
 
+/*
+ * Was the bound issued under the layout in force?  While the registry has
+ * not yet assigned this server a node, only the layout is compared: the
+ * node it assigns continues above the bound all the same.
+ */
 static bool
 snowid_bound_is_here(const SnowidBound *b)
 {
+	int			node = snowid_node_in_force();
+
 	return !b->has_layout ||
-		snowid_layout_same(&b->layout, b->node_id, &snowid_active_layout,
-						   snowid_node_id);
+		snowid_layout_same(&b->layout, node < 0 ? b->node_id : node,
+						   &snowid_active_layout, b->node_id);
 }
 
 /* First position of the first tick starting at or after ts. */
@@ -203,7 +210,7 @@ snowid_bound_position(const SnowidBound *b)
 
 	if (!b->has_layout)
 		return snowid_position_at(layout, b->until);
-	return snowid_position_at_or_above(layout, Max(snowid_node_id, 0), b->bound);
+	return snowid_position_at_or_above(layout, Max(snowid_node_in_force(), 0), b->bound);
 }
 
 /* Start of the first tick with no position below position (for display). */
@@ -339,7 +346,8 @@ static void
 snowid_check_layout_change(const SnowidBound *b, uint64 position)
 {
 	const SnowidLayout *layout = &snowid_active_layout;
-	int32		node = Max(snowid_node_id, 0);
+	int32		node_id = snowid_node_in_force();
+	int32		node = Max(node_id, 0);
 	TimestampTz now = snowid_clock_now();
 	SnowidContinuation c;
 	char	   *old_until;
@@ -349,10 +357,10 @@ snowid_check_layout_change(const SnowidBound *b, uint64 position)
 
 	initStringInfo(&changes);
 	initStringInfo(&previous);
-	snowid_describe_change(&b->layout, b->node_id, layout, snowid_node_id,
+	snowid_describe_change(&b->layout, b->node_id, layout, node_id,
 						   &changes, &previous);
 
-	if (!snowid_continuation(layout, snowid_node_id, b->bound, now, &c))
+	if (!snowid_continuation(layout, node_id, b->bound, now, &c))
 	{
 		uint64		old_first = snowid_position_at_or_above(&b->layout, 0, b->bound);
 		TimestampTz old_start;
@@ -368,8 +376,8 @@ snowid_check_layout_change(const SnowidBound *b, uint64 position)
 						changes.data),
 				 errdetail("Every ID this server issued is below " UINT64_FORMAT " (%s under the previous layout). The new layout would issue %s now; %s.",
 						   b->bound, old_until,
-						   snowid_issue_now_text(layout, snowid_node_id, now),
-						   snowid_continuation_refusal_text(layout, snowid_node_id,
+						   snowid_issue_now_text(layout, node_id, now),
+						   snowid_continuation_refusal_text(layout, node_id,
 															&c, now)),
 				 errhint("Restore the previous settings (%s), or choose a layout under which the IDs of today lie above " UINT64_FORMAT ": an earlier snowid.epoch, a shorter snowid.tick or more node and sequence bits make the IDs of a given time larger.",
 						 previous.data, b->bound)));
@@ -400,7 +408,7 @@ uint64
 snowid_highwater_issued_bound(SnowidShared *shared, int64 *last)
 {
 	const SnowidLayout *layout = &snowid_active_layout;
-	int32		node = Max(snowid_node_id, 0);
+	int32		node = Max(snowid_node_in_force(), 0);
 	uint64		reserved = pg_atomic_read_u64(&shared->reserved_position);
 	uint64		next = pg_atomic_read_u64(&shared->next_position);
 
@@ -620,7 +628,7 @@ snowid_highwater_parse_line(const char *buf, int len, SnowidBound *b,
 	b->has_layout = true;
 	b->bound = (uint64) value + 1;
 	b->layout = *layout;
-	b->node_id = snowid_node_id;
+	b->node_id = snowid_node_in_force();
 	return true;
 }
 
@@ -759,7 +767,7 @@ snowid_highwater_put(int fd, const char *path, const char *buf, int len,
 }
 
 /* Write len bytes as the whole of file path, aside and renamed into place. */
-static bool
+bool
 snowid_write_durably(const char *path, const char *tmp, const char *buf,
 					 int len, int elevel)
 {

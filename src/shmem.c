@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "registry.h"
 #include "snowid.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -34,6 +35,7 @@ snowid_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(sizeof(SnowidShared));
+	RequestAddinShmemSpace(snowid_registry_shmem_size());
 	RequestNamedLWLockTranche("snowid", 1);
 	snowid_ticket_shmem_request();
 }
@@ -63,6 +65,12 @@ snowid_shmem_startup(void)
 		pg_atomic_init_u64(&snowid_shared->regressions, 0);
 		pg_atomic_init_u64(&snowid_shared->largest_regression_us, 0);
 		pg_atomic_init_u64(&snowid_shared->renewals, 0);
+		pg_atomic_init_u64(&snowid_shared->gate, 0);
+	}
+	/* the registry state first: with an assigned node, the load needs it */
+	snowid_registry_shmem_startup();
+	if (!found)
+	{
 		snowid_highwater_load(snowid_shared);
 	}
 	snowid_ticket_shmem_startup();

@@ -17,6 +17,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "registry.h"
 #include "snowid.h"
 
 PG_MODULE_MAGIC;
@@ -33,4 +34,5 @@ _PG_init(void)
 	snowid_shmem_init();
 	snowid_highwater_init();
 	snowid_ticket_init();
+	snowid_registry_worker_register();
 }

@@ -38,6 +38,12 @@ typedef struct SnowidShared
 	pg_atomic_uint64 clock_seen;
 	char		pad2[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
 
+	/*
+	 * The gate (registry.c): 0 while this server may not issue, else its
+	 * node ID + 1.  Read by every caller, written only when the lease
+	 * state changes.
+	 */
+	pg_atomic_uint64 gate;
 	/* the persisted bound as a timestamptz, 0 if none; under renew_lock */
 	pg_atomic_uint64 reserved_until;
 	LWLock	   *renew_lock;		/* serialises renewals of the reservation */
@@ -57,6 +63,11 @@ extern SnowidShared *snowid_shared;
 extern void snowid_shmem_init(void);
 extern SnowidShared *snowid_require_shared(void);
 
+/* registry.c: the node ID in force and the gate's error path */
+extern int	snowid_node_in_force(void);
+extern uint64 snowid_gate_closed(SnowidShared *shared,
+								 const SnowidLayout *layout);
+
 /* ticket.c: ticket sequences */
 extern int	snowid_ticket_slots;
 extern int	snowid_ticket_prefetch;
@@ -73,6 +84,8 @@ extern void snowid_highwater_renew(SnowidShared *shared,
 								   int64 last_tick, int64 wall_tick, bool wait);
 extern int64 snowid_highwater_window_ticks(const SnowidLayout *layout);
 extern uint64 snowid_highwater_issued_bound(SnowidShared *shared, int64 *last);
+extern bool snowid_write_durably(const char *path, const char *tmp,
+								 const char *buf, int len, int elevel);
 
 /* highwater.c: the rule for going on above a bound under another layout */
 typedef struct SnowidContinuation

@@ -41,9 +41,9 @@ snowid_stats(PG_FUNCTION_ARGS)
 	values[6] = Float8GetDatum((double) pg_atomic_read_u64(&shared->largest_regression_us) / 1000.0);
 
 	/* last_id: only once something was issued and the node is known */
-	if (next > 0 && snowid_node_id >= 0)
+	if (next > 0 && snowid_node_in_force() >= 0)
 		values[7] = Int64GetDatum(snowid_id_from_position(layout, next - 1,
-														  snowid_node_id));
+														  snowid_node_in_force()));
 	else
 		nulls[7] = true;
 

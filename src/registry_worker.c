@@ -1,0 +1,814 @@
+/*-------------------------------------------------------------------------
+ *
+ * registry_worker.c
+ *	  The background worker that holds this server's node lease at the
+ *	  registry, over libpq.
+ *
+ * One worker per member, started once recovery has finished (on a standby:
+ * at promotion).  Every SNOWID_REGISTRY_HEARTBEAT_MS it calls
+ * snowid_registry_claim() in the registry database: one short transaction
+ * that grants or renews the node for snowid.lease, or refuses it (another
+ * live server holds the node, or the registry's layout differs).  The
+ * answer is published in shared memory (registry.c): the gate opens on a
+ * grant, after the generator was raised above whatever the node's previous
+ * holder may have issued, and shuts on a refusal.  The lease this server
+ * may issue under ends at the time the request was sent plus the lease,
+ * less a margin, so it always ends before the registry's (which starts
+ * later): the worker shuts the gate at that deadline, whatever the
+ * registry is doing.  While the registry cannot be reached the server
+ * keeps issuing until then, warning in the log in the last quarter.
+ *
+ * libpq is used without ever blocking: a non-blocking connect and queries
+ * whose every wait is on the latch and the socket, with a timeout, so that
+ * the worker honours a reload, a shutdown and postmaster death at once, and
+ * shuts the gate on time even while the network hangs.  Keepalives are on
+ * unless the connection string says otherwise; failed attempts back off up
+ * to SNOWID_BACKOFF_MAX_MS.  Every query runs with search_path pinned to
+ * pg_catalog and names the functions by the extension's schema.
+ *
+ * At shutdown (SIGTERM) the worker shuts the gate, then releases the lease
+ * at the registry, reporting the bound of every ID issued: the next holder
+ * of the node continues above it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
+#include "registry.h"
+#include "snowid.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#define SNOWID_REGISTRY_TIMEOUT_MS 10000	/* one connect or one query */
+#define SNOWID_RELEASE_TIMEOUT_MS 3000	/* the release at shutdown */
+#define SNOWID_BACKOFF_MAX_MS 10000
+#define SNOWID_WARN_EVERY_MS 60000
+
+static volatile sig_atomic_t got_sigterm = false;
+
+static PGconn *conn = NULL;
+static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
+static char *conn_for = NULL;	/* the connection string conn was made with */
+static char *last_problem = NULL;	/* last logged refusal or failure */
+static TimestampTz last_warning = 0;
+
+static void
+snowid_worker_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	got_sigterm = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/* ---- the deadline ---- */
+
+/*
+ * Shut the gate when the lease has run out; warn in the log in its last
+ * quarter while the registry does not answer.
+ */
+static void
+snowid_check_deadline(void)
+{
+	SnowidRegistryShared *r = snowid_registry;
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz deadline;
+	SnowidRegistryState state;
+	int			node;
+	bool		expired = false;
+
+	SpinLockAcquire(&r->mutex);
+	deadline = r->deadline;
+	state = r->state;
+	node = r->node_id;
+	if (deadline != 0 && now >= deadline && state != SNOWID_REGISTRY_OFF)
+	{
+		expired = pg_atomic_read_u64(&snowid_shared->gate) != 0;
+		if (state == SNOWID_REGISTRY_OK)
+			r->state = SNOWID_REGISTRY_UNREACHABLE;
+	}
+	SpinLockRelease(&r->mutex);
+
+	if (expired)
+	{
+		snowid_gate_close();
+		ereport(WARNING,
+				(errmsg("snowid lease of node %d ran out: this server issues no more IDs",
+						node),
+				 errdetail("The registry has not renewed the lease since %s.",
+						   timestamptz_to_str(deadline - (int64) snowid_lease_s * 1000000)),
+				 errhint("Restore the connection to the registry; this server resumes by itself when it answers.")));
+	}
+	else if (deadline != 0 && state == SNOWID_REGISTRY_UNREACHABLE &&
+			 now < deadline &&
+			 deadline - now <= (int64) snowid_lease_s * 1000000 / 4 &&
+			 now - last_warning >= SNOWID_WARN_EVERY_MS * INT64CONST(1000))
+	{
+		last_warning = now;
+		ereport(WARNING,
+				(errmsg("snowid lease of node %d runs out in %.0f s and the registry does not answer",
+						node, (double) (deadline - now) / 1e6),
+				 errdetail("This server stops issuing IDs at %s unless the registry renews the lease.",
+						   timestamptz_to_str(deadline)),
+				 errhint("Restore the connection to the registry.")));
+	}
+}
+
+/* ---- waiting ---- */
+
+static void
+snowid_worker_reload(void)
+{
+	ConfigReloadPending = false;
+	ProcessConfigFile(PGC_SIGHUP);
+}
+
+/*
+ * Wait for events on the socket (0: none) until the latch is set or
+ * "until" passes; the deadline is checked on every wake.  Returns false on
+ * timeout, or when a reload or a shutdown wants the worker's attention.
+ */
+static bool
+snowid_worker_wait(int events, pgsocket sock, TimestampTz until)
+{
+	for (;;)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+		long		timeout_ms;
+		int			rc;
+		TimestampTz deadline;
+
+		snowid_check_deadline();
+		if (got_sigterm || ConfigReloadPending)
+			return false;
+		if (now >= until)
+			return false;
+		timeout_ms = (long) ((until - now + 999) / 1000);
+		SpinLockAcquire(&snowid_registry->mutex);
+		deadline = snowid_registry->deadline;
+		SpinLockRelease(&snowid_registry->mutex);
+		if (deadline > now && pg_atomic_read_u64(&snowid_shared->gate) != 0)
+			timeout_ms = Min(timeout_ms, (long) ((deadline - now + 999) / 1000));
+		timeout_ms = Max(timeout_ms, 1);
+
+		rc = WaitLatchOrSocket(MyLatch,
+							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH |
+							   (sock != PGINVALID_SOCKET ? events : 0),
+							   sock, timeout_ms, PG_WAIT_EXTENSION);
+		if (rc & WL_LATCH_SET)
+		{
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (rc & (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE))
+			return true;
+	}
+}
+
+/* ---- the connection ---- */
+
+static void
+snowid_disconnect(void)
+{
+	if (conn != NULL)
+		PQfinish(conn);
+	conn = NULL;
+	if (conn_schema != NULL)
+		pfree(conn_schema);
+	conn_schema = NULL;
+}
+
+/* The connection string without secrets, for status and messages. */
+static void
+snowid_describe_registry(const char *conninfo)
+{
+	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (opts == NULL)
+		appendStringInfoString(&buf, "(malformed connection string)");
+	else
+	{
+		for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+		{
+			if (o->val == NULL || o->val[0] == '\0' ||
+				strchr(o->dispchar, '*') != NULL ||
+				(strcmp(o->keyword, "host") != 0 &&
+				 strcmp(o->keyword, "hostaddr") != 0 &&
+				 strcmp(o->keyword, "port") != 0 &&
+				 strcmp(o->keyword, "dbname") != 0 &&
+				 strcmp(o->keyword, "user") != 0))
+				continue;
+			appendStringInfo(&buf, "%s%s=%s", buf.len > 0 ? " " : "",
+							 o->keyword, o->val);
+		}
+		PQconninfoFree(opts);
+	}
+	SpinLockAcquire(&snowid_registry->mutex);
+	strlcpy(snowid_registry->registry, buf.data, SNOWID_REGISTRY_TEXT);
+	SpinLockRelease(&snowid_registry->mutex);
+	pfree(buf.data);
+}
+
+/* The text of the connection's last error, one line. */
+static char *
+snowid_conn_error(const char *what)
+{
+	char	   *msg = pchomp(conn != NULL ? PQerrorMessage(conn) : "out of memory");
+
+	for (char *p = msg; *p; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
+	return psprintf("%s: %s", what, msg);
+}
+
+/* Run one query (text parameters) and return its result, or NULL with *error. */
+static PGresult *
+snowid_exec(const char *sql, int nparams, const char *const *values,
+			int timeout_ms, char **error)
+{
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													timeout_ms);
+	PGresult   *last = NULL;
+	PGresult   *res;
+	int			rc;
+
+	if (!PQsendQueryParams(conn, sql, nparams, NULL, values, NULL, NULL, 0))
+	{
+		*error = snowid_conn_error("could not send a query to the registry");
+		return NULL;
+	}
+	while ((rc = PQflush(conn)) == 1)
+	{
+		if (!snowid_worker_wait(WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE,
+								PQsocket(conn), until))
+		{
+			*error = pstrdup("the registry did not take the query in time");
+			return NULL;
+		}
+		if (!PQconsumeInput(conn))
+		{
+			*error = snowid_conn_error("lost the connection to the registry");
+			return NULL;
+		}
+	}
+	if (rc < 0)
+	{
+		*error = snowid_conn_error("could not send a query to the registry");
+		return NULL;
+	}
+	for (;;)
+	{
+		while (PQisBusy(conn))
+		{
+			if (!snowid_worker_wait(WL_SOCKET_READABLE, PQsocket(conn), until))
+			{
+				if (last != NULL)
+					PQclear(last);
+				*error = pstrdup("the registry did not answer in time");
+				return NULL;
+			}
+			if (!PQconsumeInput(conn))
+			{
+				if (last != NULL)
+					PQclear(last);
+				*error = snowid_conn_error("lost the connection to the registry");
+				return NULL;
+			}
+		}
+		res = PQgetResult(conn);
+		if (res == NULL)
+			break;
+		if (last != NULL)
+			PQclear(last);
+		last = res;
+	}
+	if (last == NULL || PQresultStatus(last) != PGRES_TUPLES_OK)
+	{
+		char	   *msg = last != NULL ?
+			pchomp(PQresultErrorMessage(last)) : pstrdup("no result");
+
+		*error = psprintf("the registry failed a query: %s", msg);
+		if (last != NULL)
+			PQclear(last);
+		return NULL;
+	}
+	return last;
+}
+
+/* Connect, pin search_path and find the registry's schema; false with *error. */
+static bool
+snowid_connect(const char *conninfo, char **error)
+{
+	const char *keys[] = {"keepalives", "keepalives_idle",
+		"keepalives_interval", "keepalives_count",
+	"fallback_application_name", "dbname", NULL};
+	const char *vals[] = {"1", "30", "10", "3", "snowid registry worker",
+	conninfo, NULL};
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													SNOWID_REGISTRY_TIMEOUT_MS);
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+	PGresult   *res;
+
+	snowid_disconnect();
+	conn = PQconnectStartParams(keys, vals, 1);
+	if (conn == NULL || PQstatus(conn) == CONNECTION_BAD)
+	{
+		*error = snowid_conn_error("could not connect to the registry");
+		snowid_disconnect();
+		return false;
+	}
+	while (st != PGRES_POLLING_OK)
+	{
+		if (st == PGRES_POLLING_FAILED)
+		{
+			*error = snowid_conn_error("could not connect to the registry");
+			snowid_disconnect();
+			return false;
+		}
+		if (!snowid_worker_wait(st == PGRES_POLLING_READING ?
+								WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
+								PQsocket(conn), until))
+		{
+			*error = pstrdup("could not connect to the registry in time");
+			snowid_disconnect();
+			return false;
+		}
+		st = PQconnectPoll(conn);
+	}
+	if (PQsetnonblocking(conn, 1) != 0)
+	{
+		*error = snowid_conn_error("could not set up the connection to the registry");
+		snowid_disconnect();
+		return false;
+	}
+
+	res = snowid_exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', false), "
+					  "pg_catalog.quote_ident(n.nspname) "
+					  "FROM pg_catalog.pg_extension e "
+					  "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
+					  "WHERE e.extname OPERATOR(pg_catalog.=) 'snowid'",
+					  0, NULL, SNOWID_REGISTRY_TIMEOUT_MS, error);
+	if (res == NULL)
+	{
+		snowid_disconnect();
+		return false;
+	}
+	if (PQntuples(res) != 1)
+	{
+		PQclear(res);
+		*error = pstrdup("the registry database has no snowid extension (run CREATE EXTENSION snowid there)");
+		snowid_disconnect();
+		return false;
+	}
+	conn_schema = pstrdup(PQgetvalue(res, 0, 1));
+	PQclear(res);
+	return true;
+}
+
+/* ---- publishing ---- */
+
+/*
+ * Log a refusal or failure once, not every second: again only when its key
+ * (the holder, or the error) changes.
+ */
+static void
+snowid_log_problem(const char *key, const char *msg)
+{
+	if (last_problem != NULL && strcmp(last_problem, key) == 0)
+		return;
+	if (last_problem != NULL)
+		pfree(last_problem);
+	last_problem = MemoryContextStrdup(TopMemoryContext, key);
+	ereport(WARNING, (errmsg("%s", msg)));
+}
+
+static void
+snowid_forget_problem(void)
+{
+	if (last_problem != NULL)
+		pfree(last_problem);
+	last_problem = NULL;
+}
+
+/* The registry could not be reached, or failed: keep going on the lease. */
+static void
+snowid_publish_unreachable(const char *error)
+{
+	SnowidRegistryShared *r = snowid_registry;
+	TimestampTz now = GetCurrentTimestamp();
+	bool		was_ok;
+	TimestampTz fallback = 0;
+	int			node;
+
+	pg_atomic_fetch_add_u64(&r->failures, 1);
+	SpinLockAcquire(&r->mutex);
+	was_ok = r->state == SNOWID_REGISTRY_OK;
+	if (r->state == SNOWID_REGISTRY_CONNECTING && r->fallback_deadline > now)
+	{
+		/* the first attempt since start failed: the lease from before */
+		fallback = r->fallback_deadline;
+		r->deadline = fallback;
+	}
+	r->fallback_deadline = 0;
+	if (r->state != SNOWID_REGISTRY_CONFLICT || fallback != 0)
+		r->state = SNOWID_REGISTRY_UNREACHABLE;
+	if (r->unreachable_since == 0)
+		r->unreachable_since = now;
+	strlcpy(r->detail, error, SNOWID_REGISTRY_TEXT);
+	node = r->node_id;
+	SpinLockRelease(&r->mutex);
+
+	if (was_ok)
+		pg_atomic_fetch_add_u64(&r->outages, 1);
+	if (fallback != 0)
+	{
+		snowid_gate_open(node);
+		ereport(LOG,
+				(errmsg("snowid issues IDs as node %d under the lease it held before the restart, until %s",
+						node, timestamptz_to_str(fallback)),
+				 errdetail("The registry cannot be reached: %s.", error)));
+	}
+	snowid_log_problem(error, psprintf("snowid registry unreachable: %s", error));
+	snowid_check_deadline();
+}
+
+/* The registry's answer to a claim sent at sent_at. */
+static void
+snowid_publish_answer(PGresult *res, TimestampTz sent_at)
+{
+	SnowidRegistryShared *r = snowid_registry;
+	const char *result = PQgetvalue(res, 0, 0);
+	TimestampTz now = GetCurrentTimestamp();
+	int			node = PQgetisnull(res, 0, 1) ? -1 : atoi(PQgetvalue(res, 0, 1));
+	const char *holder = PQgetisnull(res, 0, 3) ? "" : PQgetvalue(res, 0, 3);
+	const char *detail = PQgetisnull(res, 0, 4) ? "" : PQgetvalue(res, 0, 4);
+
+	if (strcmp(result, "ok") == 0 && node >= 0)
+	{
+		int64		lease_ms = strtoi64(PQgetvalue(res, 0, 2), NULL, 10);
+		int64		margin_us = 1000000 + lease_ms;	/* 1 s + 1/1000 */
+		TimestampTz deadline = sent_at + lease_ms * 1000 - margin_us;
+		int			old_node;
+		SnowidRegistryState old_state;
+		bool		moved;
+
+		SpinLockAcquire(&r->mutex);
+		old_node = r->node_id;
+		old_state = r->state;
+		SpinLockRelease(&r->mutex);
+		moved = old_node != node;
+
+		if (moved || old_state != SNOWID_REGISTRY_OK)
+		{
+			/* a new grant: close, raise above the previous holder, open */
+			if (moved)
+				snowid_gate_close();
+			if (!PQgetisnull(res, 0, 5) || !PQgetisnull(res, 0, 6))
+			{
+				TimestampTz until = 0;
+
+				if (!PQgetisnull(res, 0, 6))
+				{
+					int64		unix_us = strtoi64(PQgetvalue(res, 0, 6), NULL, 10);
+
+					until = unix_us - ((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
+				}
+				snowid_registry_raise_floor(node,
+											PQgetisnull(res, 0, 5) ? 0 :
+											strtoi64(PQgetvalue(res, 0, 5), NULL, 10),
+											!PQgetisnull(res, 0, 5), until);
+			}
+		}
+
+		SpinLockAcquire(&r->mutex);
+		r->node_id = node;
+		r->state = SNOWID_REGISTRY_OK;
+		r->deadline = deadline;
+		r->last_contact = now;
+		r->unreachable_since = 0;
+		r->fallback_deadline = 0;
+		r->holder[0] = '\0';
+		strlcpy(r->detail, detail, SNOWID_REGISTRY_TEXT);
+		SpinLockRelease(&r->mutex);
+
+		snowid_lease_persist(node, deadline, moved || old_state != SNOWID_REGISTRY_OK);
+		snowid_gate_open(node);
+		if (moved || old_state != SNOWID_REGISTRY_OK)
+		{
+			pg_atomic_fetch_add_u64(&r->claims, 1);
+			snowid_forget_problem();
+			ereport(LOG,
+					(errmsg("snowid holds node %d from the registry until %s",
+							node, timestamptz_to_str(deadline)),
+					 detail[0] ? errdetail("The registry says: %s.", detail) : 0));
+		}
+		else
+			pg_atomic_fetch_add_u64(&r->renewals, 1);
+		return;
+	}
+
+	/* refused */
+	snowid_gate_close();
+	pg_atomic_fetch_add_u64(&r->conflicts, 1);
+	SpinLockAcquire(&r->mutex);
+	if (node >= 0)
+		r->node_id = node;
+	else
+		node = r->node_id;
+	r->state = SNOWID_REGISTRY_CONFLICT;
+	r->last_contact = now;
+	r->unreachable_since = 0;
+	r->fallback_deadline = 0;
+	strlcpy(r->holder, holder, SNOWID_REGISTRY_TEXT);
+	strlcpy(r->detail, detail, SNOWID_REGISTRY_TEXT);
+	SpinLockRelease(&r->mutex);
+	if (holder[0] != '\0')
+		snowid_log_problem(psprintf("%d %s", node, holder),
+						   psprintf("snowid node %d is held by %s: this server issues no IDs (%s)",
+									node, holder, detail));
+	else
+		snowid_log_problem(detail,
+						   psprintf("snowid registry refused node %d: this server issues no IDs (%s)",
+									node, detail));
+}
+
+/* ---- one claim ---- */
+
+static bool
+snowid_claim(char **error)
+{
+	SnowidRegistryShared *r = snowid_registry;
+	const SnowidLayout *layout = &snowid_active_layout;
+	char		node_text[16];
+	char		max_node_text[16];
+	char		port_text[16];
+	char		sysid_text[32];
+	char		lease_text[32];
+	char		takeover_text[16];
+	char		last_text[32];
+	char		host[256];
+	char		predecessor[SNOWID_START_ID_LEN + 1];
+	char		start[SNOWID_START_ID_LEN + 1];
+	const char *values[14];
+	int			node;
+	bool		auto_node;
+	bool		promoted;
+	int64		last;
+	uint64		bound;
+	char	   *sql;
+	PGresult   *res;
+	TimestampTz sent_at;
+
+	SpinLockAcquire(&r->mutex);
+	node = r->node_id;
+	auto_node = r->auto_node;
+	promoted = r->started_as_standby;
+	memcpy(predecessor, r->predecessor, sizeof(predecessor));
+	memcpy(start, r->start_id, sizeof(start));
+	SpinLockRelease(&r->mutex);
+
+	if (gethostname(host, sizeof(host)) != 0)
+		strlcpy(host, "unknown", sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	snprintf(node_text, sizeof(node_text), "%d", node);
+	snprintf(max_node_text, sizeof(max_node_text), INT64_FORMAT,
+			 snowid_max_node(layout));
+	snprintf(port_text, sizeof(port_text), "%d", PostPortNumber);
+	snprintf(sysid_text, sizeof(sysid_text), UINT64_FORMAT, GetSystemIdentifier());
+	snprintf(lease_text, sizeof(lease_text), INT64_FORMAT,
+			 (int64) snowid_lease_s * 1000);
+	snprintf(takeover_text, sizeof(takeover_text), "%d",
+			 SNOWID_REGISTRY_TAKEOVER_MS);
+	bound = snowid_highwater_issued_bound(snowid_shared, &last);
+	snprintf(last_text, sizeof(last_text), UINT64_FORMAT, bound);
+
+	values[0] = node >= 0 ? node_text : NULL;
+	values[1] = auto_node ? "true" : "false";
+	values[2] = max_node_text;
+	values[3] = snowid_layout_text();
+	values[4] = cluster_name;
+	values[5] = host;
+	values[6] = port_text;
+	values[7] = sysid_text;
+	values[8] = start;
+	values[9] = predecessor[0] ? predecessor : NULL;
+	values[10] = promoted ? "true" : "false";
+	values[11] = lease_text;
+	values[12] = takeover_text;
+	values[13] = bound > 0 ? last_text : NULL;
+
+	sql = psprintf("SELECT c.result, c.node_id, c.lease_ms, c.holder, c.detail, c.floor_id, "
+				   "(pg_catalog.date_part('epoch', c.floor_until) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8 "
+				   "FROM %s.snowid_registry_claim($1::pg_catalog.int4, $2::pg_catalog.bool, "
+				   "$3::pg_catalog.int4, $4::pg_catalog.text, $5::pg_catalog.text, "
+				   "$6::pg_catalog.text, $7::pg_catalog.int4, $8::pg_catalog.numeric, "
+				   "$9::pg_catalog.text, $10::pg_catalog.text, $11::pg_catalog.bool, "
+				   "$12::pg_catalog.int8, $13::pg_catalog.int8, $14::pg_catalog.int8) c",
+				   conn_schema);
+	sent_at = GetCurrentTimestamp();
+	res = snowid_exec(sql, 14, values, SNOWID_REGISTRY_TIMEOUT_MS, error);
+	pfree(sql);
+	if (res == NULL)
+		return false;
+	if (PQntuples(res) != 1 || PQnfields(res) != 7)
+	{
+		PQclear(res);
+		*error = pstrdup("the registry's snowid_registry_claim() answered in an unknown form");
+		return false;
+	}
+	snowid_publish_answer(res, sent_at);
+	PQclear(res);
+	return true;
+}
+
+/* ---- shutdown ---- */
+
+/* Shut the gate and give the node back, reporting the bound of the IDs issued. */
+static void
+snowid_release(void)
+{
+	SnowidRegistryShared *r = snowid_registry;
+	char		node_text[16];
+	char		last_text[32];
+	char		start[SNOWID_START_ID_LEN + 1];
+	const char *values[3];
+	int64		last;
+	uint64		bound;
+	int			node;
+	SnowidRegistryState state;
+	char	   *sql;
+	char	   *error = NULL;
+	PGresult   *res;
+
+	snowid_gate_close();
+	SpinLockAcquire(&r->mutex);
+	node = r->node_id;
+	state = r->state;
+	memcpy(start, r->start_id, sizeof(start));
+	SpinLockRelease(&r->mutex);
+	if (conn == NULL || conn_schema == NULL || node < 0 ||
+		state != SNOWID_REGISTRY_OK)
+		return;
+
+	bound = snowid_highwater_issued_bound(snowid_shared, &last);
+	snprintf(node_text, sizeof(node_text), "%d", node);
+	snprintf(last_text, sizeof(last_text), UINT64_FORMAT, bound);
+	values[0] = node_text;
+	values[1] = start;
+	values[2] = bound > 0 ? last_text : NULL;
+	sql = psprintf("SELECT %s.snowid_registry_release($1::pg_catalog.int4, $2::pg_catalog.text, $3::pg_catalog.int8)",
+				   conn_schema);
+	got_sigterm = false;		/* let the waits run */
+	res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error);
+	got_sigterm = true;
+	if (res == NULL)
+	{
+		ereport(LOG,
+				(errmsg("snowid could not release node %d at the registry: %s",
+						node, error),
+				 errdetail("The lease runs out by itself; this server's next start takes it over.")));
+		return;
+	}
+	PQclear(res);
+	pg_atomic_fetch_add_u64(&r->releases, 1);
+	SpinLockAcquire(&r->mutex);
+	r->deadline = 0;
+	r->state = SNOWID_REGISTRY_CONNECTING;
+	SpinLockRelease(&r->mutex);
+	snowid_lease_persist(node, 0, true);
+	ereport(LOG, (errmsg("snowid released node %d at the registry", node)));
+}
+
+/* ---- the main loop ---- */
+
+void
+snowid_registry_main(Datum main_arg)
+{
+	SnowidRegistryShared *r;
+	int			backoff_ms = 0;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, snowid_worker_sigterm);
+	BackgroundWorkerUnblockSignals();
+
+	r = snowid_registry;
+	if (r == NULL || snowid_shared == NULL)
+		proc_exit(0);
+	SpinLockAcquire(&r->mutex);
+	r->worker_latch = MyLatch;
+	SpinLockRelease(&r->mutex);
+
+	for (;;)
+	{
+		TimestampTz next;
+		char	   *error = NULL;
+
+		if (ConfigReloadPending)
+			snowid_worker_reload();
+		if (got_sigterm)
+		{
+			snowid_release();
+			snowid_disconnect();
+			proc_exit(1);
+		}
+
+		if (!snowid_registry_named())
+		{
+			/* no registry: nothing to hold; the configured node issues */
+			snowid_disconnect();
+			if (conn_for != NULL)
+			{
+				pfree(conn_for);
+				conn_for = NULL;
+			}
+			SpinLockAcquire(&r->mutex);
+			if (r->state != SNOWID_REGISTRY_OFF)
+			{
+				r->state = SNOWID_REGISTRY_OFF;
+				r->deadline = 0;
+				r->registry[0] = '\0';
+				r->detail[0] = '\0';
+				r->holder[0] = '\0';
+				if (snowid_node_id >= 0)
+					r->node_id = snowid_node_id;
+				SpinLockRelease(&r->mutex);
+				snowid_gate_off();
+			}
+			else
+				SpinLockRelease(&r->mutex);
+			(void) snowid_worker_wait(0, PGINVALID_SOCKET,
+									  TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 60000));
+			continue;
+		}
+
+		if (conn_for == NULL || strcmp(conn_for, snowid_registry_conninfo) != 0)
+		{
+			/* a registry named, or another one: start over with it */
+			snowid_disconnect();
+			if (conn_for != NULL)
+				pfree(conn_for);
+			conn_for = MemoryContextStrdup(TopMemoryContext, snowid_registry_conninfo);
+			snowid_describe_registry(conn_for);
+			SpinLockAcquire(&r->mutex);
+			if (r->state == SNOWID_REGISTRY_OFF)
+				r->state = SNOWID_REGISTRY_CONNECTING;
+			SpinLockRelease(&r->mutex);
+			backoff_ms = 0;
+		}
+
+		if ((conn != NULL && PQstatus(conn) == CONNECTION_OK) ||
+			snowid_connect(conn_for, &error))
+		{
+			if (snowid_claim(&error))
+				backoff_ms = 0;
+		}
+		if (error != NULL)
+		{
+			if (got_sigterm || ConfigReloadPending)
+				continue;
+			snowid_disconnect();
+			snowid_publish_unreachable(error);
+			pfree(error);
+			backoff_ms = Min(Max(backoff_ms * 2, SNOWID_REGISTRY_HEARTBEAT_MS),
+							 SNOWID_BACKOFF_MAX_MS);
+		}
+
+		next = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+										   backoff_ms > 0 ? backoff_ms :
+										   SNOWID_REGISTRY_HEARTBEAT_MS);
+		(void) snowid_worker_wait(0, PGINVALID_SOCKET, next);
+	}
+}
+
+void
+snowid_registry_worker_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "snowid", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "snowid_registry_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "snowid registry worker", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "snowid registry worker", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
