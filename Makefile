@@ -18,7 +18,8 @@ OBJS = \
 	src/ticket_slot.o \
 	src/ticket_catalog.o \
 	src/ticket_guard.o \
-	src/ticket.o
+	src/ticket.o \
+	src/registry_stub.o
 
 # One install script, sql/snowid.sql, built into the script of the current
 # version; beside it the frozen 1.0 script (the base that older versions
