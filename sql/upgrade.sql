@@ -63,7 +63,8 @@ SELECT count(*) AS rows_left FROM snowid_ticket;
 -- its dependency on the extension.
 SELECT snowid_ticket_create('upgrade_keep', 0, 1, 5);
 SELECT array_agg(snowid_ticket_next('upgrade_keep')) FROM generate_series(1, 7);
-ALTER EXTENSION snowid UPDATE;
+ALTER EXTENSION snowid UPDATE TO '1.2';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 SELECT served, pg_sequence_last_value('upgrade_keep') AS last_block
   FROM snowid_ticket WHERE seqrelid = 'upgrade_keep'::regclass;
 SELECT pg_describe_object(classid, objid, 0) AS object,
@@ -74,6 +75,10 @@ SELECT pg_describe_object(classid, objid, 0) AS object,
 SELECT array_agg(snowid_ticket_next('upgrade_keep')) FROM generate_series(1, 5);
 SELECT setval('upgrade_keep', 0);
 SELECT snowid_ticket_next('upgrade_keep') FROM generate_series(1, 5);
+-- 1.3 adds the registry; the ticket of 1.1 lives on unchanged.
+ALTER EXTENSION snowid UPDATE TO '1.3';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+SELECT served FROM snowid_ticket WHERE seqrelid = 'upgrade_keep'::regclass;
 DROP SEQUENCE upgrade_keep;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
