@@ -150,7 +150,16 @@ run_suite() {
 		echo "  bench smoke ... FAILED"
 		major_failed=$((major_failed + 1))
 	fi
-	echo "logs: $work/{regress,isolation,tap,bench}.log"
+	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55451 bash "$SNOWID_SRC/test/bench/registry.sh" --smoke >bench-registry.log 2>&1 &&
+		grep -q '^| bulk: ms for' bench-registry.log && ! grep -qE '\b(nan|inf)\b' bench-registry.log; then
+		echo "  registry bench smoke ... ok"
+		major_passed=$((major_passed + 1))
+	else
+		tail -40 bench-registry.log
+		echo "  registry bench smoke ... FAILED"
+		major_failed=$((major_failed + 1))
+	fi
+	echo "logs: $work/{regress,isolation,tap,bench,bench-registry}.log"
 	cd "$SNOWID_SRC" || return
 }
 
