@@ -29,7 +29,7 @@ DATA = sql/$(EXTENSION)--1.0.sql $(wildcard sql/$(EXTENSION)--*--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress inputs live in sql/, outputs in expected/ (PGXS defaults).
-REGRESS = upgrade layout layout_change generator errors gucs ticket ticket_errors ticket_rewind security text
+REGRESS = upgrade registry layout layout_change generator errors gucs ticket ticket_errors ticket_rewind security text
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
 # (PostgreSQL 15's pg_isolation_regress has no --expecteddir).
