@@ -5,7 +5,8 @@
 --  * Nothing the extension runs internally follows the caller's search_path:
 --    not the catalog reads of snowid_ticket_next/_shard, not the SQL of
 --    snowid_ticket_create, not the view, its type check or the DROP trigger,
---    and an install or an update binds nothing a user created.
+--    not the registry's claim and release functions or its view, and an
+--    install or an update binds nothing a user created.
 --
 
 -- A user without SELECT or USAGE on a ticket sequence sees its settings,
@@ -134,7 +135,26 @@ BEGIN
 		('-', 'numeric', 'bigint', 'numeric'),
 		('-', 'numeric', 'integer', 'numeric'),
 		('*', 'numeric', 'integer', 'numeric'),
-		('*', 'bigint', 'integer', 'bigint')) AS v(op, l, r, res)
+		('*', 'bigint', 'integer', 'bigint'),
+		-- what the registry's functions and view use
+		('=', 'text', 'text', 'boolean'),
+		('<>', 'text', 'text', 'boolean'),
+		('=', 'numeric', 'numeric', 'boolean'),
+		('=', 'integer', 'integer', 'boolean'),
+		('<', 'integer', 'integer', 'boolean'),
+		('>', 'integer', 'integer', 'boolean'),
+		('<=', 'integer', 'integer', 'boolean'),
+		('>=', 'integer', 'integer', 'boolean'),
+		('+', 'integer', 'integer', 'integer'),
+		('<', 'timestamptz', 'timestamptz', 'boolean'),
+		('<=', 'timestamptz', 'timestamptz', 'boolean'),
+		('>=', 'timestamptz', 'timestamptz', 'boolean'),
+		('-', 'timestamptz', 'timestamptz', 'interval'),
+		('+', 'timestamptz', 'interval', 'timestamptz'),
+		('-', 'timestamptz', 'interval', 'timestamptz'),
+		('*', 'bigint', 'interval', 'interval'),
+		('<=', 'bigint', 'integer', 'boolean'),
+		('/', 'bigint', 'numeric', 'numeric')) AS v(op, l, r, res)
 	LOOP
 		i := i + 1;
 		fn := 'public.hostile_op' || i;
@@ -156,7 +176,16 @@ BEGIN
 		('setval', 'pg_catalog.regclass, bigint', 'bigint'),
 		('pg_extension_config_dump', 'pg_catalog.regclass, text', 'void'),
 		('format_type', 'pg_catalog.oid, integer', 'text'),
-		('quote_ident', 'text', 'text')) AS v(name, args, res)
+		('quote_ident', 'text', 'text'),
+		('now', '', 'timestamptz'),
+		('format', 'text, text', 'text'),
+		('format', 'text, text, text', 'text'),
+		('format', 'text, integer, text, numeric, timestamptz', 'text'),
+		('concat', 'text, text', 'text'),
+		('round', 'numeric, integer', 'numeric'),
+		('trim_scale', 'numeric', 'numeric'),
+		('extract', 'text, interval', 'numeric'),
+		('greatest', 'bigint, bigint', 'bigint')) AS v(name, args, res)
 	LOOP
 		EXECUTE format('CREATE FUNCTION public.%I(%s) RETURNS %s LANGUAGE plpgsql '
 					   'AS $f$BEGIN PERFORM public.hostile(%L); RETURN %s; END$f$',
@@ -179,7 +208,7 @@ CREATE CAST (public.regtype AS pg_catalog.regtype)
 	WITH FUNCTION hostile_from_regtype(public.regtype) AS ASSIGNMENT;
 RESET ROLE;
 
--- What the extension's view and catalog table use of these objects.
+-- What the extension's views and tables use of these objects.
 CREATE FUNCTION pg_temp.snowid_uses_hostile()
 RETURNS TABLE (object text, uses text)
 LANGUAGE sql SET search_path = pg_catalog AS $$
@@ -198,10 +227,13 @@ SELECT DISTINCT pg_describe_object(d.classid, d.objid, 0),
   JOIN hostile h ON h.classid = d.refclassid AND h.objid = d.refobjid
  WHERE (d.classid = 'pg_rewrite'::regclass AND
 		d.objid IN (SELECT oid FROM pg_rewrite
-					 WHERE ev_class = 'public.snowid_tickets'::regclass))
+					 WHERE ev_class IN (to_regclass('public.snowid_tickets'),
+										to_regclass('public.snowid_registry_nodes'))))
 	OR (d.classid = 'pg_constraint'::regclass AND
 		d.objid IN (SELECT oid FROM pg_constraint
-					 WHERE conrelid = 'public.snowid_ticket'::regclass))
+					 WHERE conrelid IN (to_regclass('public.snowid_ticket'),
+										to_regclass('public.snowid_registry_node'),
+										to_regclass('public.snowid_registry_settings'))))
  ORDER BY 1, 2
 $$;
 
@@ -251,6 +283,47 @@ SELECT ticket, cached_first, cached_last, cached_values
 DROP TABLE sec_orders;
 DROP SEQUENCE sec_t, sec_u;
 SELECT count(*) AS rows_left FROM snowid_ticket;
+-- The same superuser runs the registry's functions through every rule and
+-- reads its view (nodes 0 to 3): a claim, its renewal, a conflict, a layout
+-- conflict, the lowest free node, a takeover refused and done, a release
+-- and a claim above it, an expired lease taken, another node for an
+-- automatic one, all nodes held.
+SELECT result, node_id, detail IS NOT NULL AS detail
+  FROM (VALUES (1, 's1', 111, NULL, false, false, 'layout A'),
+			   (1, 's1', 111, NULL, false, false, 'layout A'),
+			   (1, 's2', 222, NULL, false, false, 'layout A'),
+			   (1, 's2', 222, NULL, false, false, 'layout B'),
+			   (NULL, 's2', 222, NULL, false, false, 'layout A'),
+			   (1, 's1b', 111, 's1', false, false, 'layout A'),
+			   (1, 's1c', 111, NULL, false, false, 'layout A')) AS a(node, start, sysid, pred, promoted, auto, layout)
+ CROSS JOIN LATERAL snowid_registry_claim(a.node, a.auto, 3, a.layout, 'c', 'h',
+										  5432, a.sysid, a.start, a.pred,
+										  a.promoted, 600000, 5000, 7) c;
+UPDATE snowid_registry_node
+   SET last_seen = last_seen OPERATOR(pg_catalog.-) '1 min'::pg_catalog.interval;
+SELECT result, node_id, detail
+  FROM snowid_registry_claim(1, false, 3, 'layout A', 'c', 'h', 5432, 111,
+							 's1b', 's1', false, 600000, 5000, 8);
+SELECT snowid_registry_release(1, 's1b', 9) AS released;
+SELECT result, node_id, floor_id
+  FROM snowid_registry_claim(1, false, 3, 'layout A', 'c', 'h', 5432, 333,
+							 's3', NULL, false, 600000, 5000, NULL);
+UPDATE snowid_registry_node
+   SET lease_until = pg_catalog.now() OPERATOR(pg_catalog.-) '1 min'::pg_catalog.interval
+ WHERE node_id OPERATOR(pg_catalog.=) 0;
+SELECT node_id, state FROM snowid_registry_nodes
+ ORDER BY node_id USING OPERATOR(pg_catalog.<);
+SELECT result, node_id, floor_id
+  FROM snowid_registry_claim(0, false, 3, 'layout A', 'c', 'h', 5432, 444,
+							 's4', NULL, true, 600000, 5000, NULL);
+SELECT result, node_id, detail IS NOT NULL AS detail
+  FROM pg_catalog.generate_series(5, 7) AS g(sysid)
+ CROSS JOIN LATERAL snowid_registry_claim(1, true, 3, 'layout A', 'c', 'h', 5432,
+										  g.sysid, 's' OPERATOR(pg_catalog.||) g.sysid,
+										  NULL, false, 600000, 5000, NULL) c;
+SELECT node_id, holder, state FROM snowid_registry_nodes
+ ORDER BY node_id USING OPERATOR(pg_catalog.<);
+TRUNCATE snowid_registry_node, snowid_registry_settings;
 RESET search_path;
 SELECT count(*) AS hostile_code_ran FROM hostile_ran;
 DROP CAST (pg_catalog.oid AS public.regtype);

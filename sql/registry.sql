@@ -1,0 +1,189 @@
+--
+-- The registry side: snowid_registry_claim and snowid_registry_release
+-- called directly, as members' background workers call them, with made-up
+-- servers: system identifiers 111, 222, ..., start identities s1, s2, ...
+-- The layout has node IDs 0 to 3.  No timestamp is printed: times show as
+-- comparisons with now().
+--
+
+-- A claim as a member makes it; the detail without its times.
+CREATE FUNCTION pg_temp.claim(p_node integer, p_sysid numeric, p_start text,
+							  p_auto boolean DEFAULT false,
+							  p_pred text DEFAULT NULL,
+							  p_promoted boolean DEFAULT false,
+							  p_last bigint DEFAULT NULL,
+							  p_layout text DEFAULT 'layout A',
+							  p_lease bigint DEFAULT 600000)
+RETURNS TABLE (result text, node integer, lease_ms bigint, holder text,
+			   detail text, floor_id bigint, floor_until text)
+LANGUAGE sql AS $$
+SELECT c.result, c.node_id, c.lease_ms, c.holder,
+	   regexp_replace(c.detail, 'last seen [0-9.]+ s ago, lease until [^;]*',
+					  'last seen (...) s ago, lease until (...)'),
+	   c.floor_id,
+	   CASE WHEN c.floor_until IS NULL THEN NULL
+			WHEN c.floor_until <= now() THEN 'past' ELSE 'future' END
+  FROM snowid_registry_claim(p_node, p_auto, 3, p_layout, 'c' || p_sysid,
+							 'host' || p_sysid, 5432, p_sysid, p_start, p_pred,
+							 p_promoted, p_lease, 5000, p_last) c
+$$;
+CREATE FUNCTION pg_temp.nodes()
+RETURNS TABLE (node_id integer, state text, start_id text, last_id bigint,
+			   live boolean)
+LANGUAGE sql AS $$
+SELECT node_id, state, start_id, last_id, lease_until > now()
+  FROM snowid_registry_nodes ORDER BY node_id
+$$;
+\pset null '(null)'
+
+-- A fresh claim of node 1: granted, no floor; the first claim sets the
+-- registry's layout.
+SELECT * FROM pg_temp.claim(1, 111, 's1');
+SELECT * FROM snowid_registry_settings;
+-- The same start renews, reporting its last ID.
+SELECT * FROM pg_temp.claim(1, 111, 's1', p_last => 100);
+SELECT node_id, holder, layout, lease_until > now() AS live,
+	   last_seen >= claimed_at AS seen_since_claim, state, cluster_name, host,
+	   port, system_identifier, start_id, last_id
+  FROM snowid_registry_nodes;
+
+-- Another server (another system identifier) asking for node 1: a conflict
+-- naming the holder.
+SELECT * FROM pg_temp.claim(1, 222, 's2');
+-- Another layout: refused whatever the node.
+SELECT * FROM pg_temp.claim(2, 222, 's2', p_layout => 'layout B');
+SELECT * FROM pg_temp.claim(NULL, 222, 's2', p_layout => 'layout B');
+
+-- No node named: the lowest free one, 0.  The same start asking again (its
+-- reply was lost) gets the same node back, renewed; the next server gets 2.
+SELECT * FROM pg_temp.claim(NULL, 222, 's2', p_last => 200);
+SELECT * FROM pg_temp.claim(NULL, 222, 's2');
+SELECT * FROM pg_temp.claim(NULL, 333, 's3');
+SELECT * FROM pg_temp.nodes();
+
+-- A clean release ends the lease at once; only the holding start can
+-- release, and only once.
+SELECT snowid_registry_release(1, 's2', 999) AS released_by_another;
+SELECT snowid_registry_release(1, 's1', 150) AS released;
+SELECT snowid_registry_release(1, 's1', 160) AS released_again;
+SELECT state, lease_until = last_seen AS lease_ended, last_id
+  FROM snowid_registry_nodes WHERE node_id = 1;
+SELECT released_at AS released_1 FROM snowid_registry_node WHERE node_id = 1 \gset
+-- Another server takes the released node: it stays above the last ID and
+-- the release time of the previous holder.
+SELECT c.result, c.node_id, c.detail, c.floor_id,
+	   c.floor_until = :'released_1' AS floor_until_is_release
+  FROM snowid_registry_claim(1, false, 3, 'layout A', 'c444', 'host444', 5432,
+							 444, 's4', NULL, false, 600000, 5000, NULL) c;
+
+-- A lease that ran out: the holder of node 2 reports ID 300, then its
+-- lease is moved into the past.
+SELECT * FROM pg_temp.claim(2, 333, 's3', p_last => 300);
+UPDATE snowid_registry_node
+   SET lease_until = now() - interval '1 min', last_seen = now() - interval '2 min'
+ WHERE node_id = 2;
+SELECT * FROM pg_temp.nodes();
+SELECT lease_until AS expired_2 FROM snowid_registry_node WHERE node_id = 2 \gset
+SELECT c.result, c.node_id, c.detail, c.floor_id,
+	   c.floor_until = :'expired_2' AS floor_until_is_lease_end
+  FROM snowid_registry_claim(2, false, 3, 'layout A', 'c555', 'host555', 5432,
+							 555, 's5', NULL, false, 600000, 5000, 250) c;
+-- The new holder's row: its own start, the old holder's bound kept.
+SELECT * FROM pg_temp.nodes();
+-- A lease that ran out but was not taken is renewed by its own start.
+UPDATE snowid_registry_node SET lease_until = now() - interval '1 min'
+ WHERE node_id = 2;
+SELECT * FROM pg_temp.claim(2, 555, 's5');
+
+-- The same server after a crash (its earlier start as predecessor): while
+-- the old start has been seen within the takeover time, a conflict; once
+-- it has been silent longer, taken over, with the old start's last ID.
+SELECT * FROM pg_temp.claim(0, 222, 's2b', p_pred => 's2');
+UPDATE snowid_registry_node SET last_seen = now() - interval '10 s'
+ WHERE node_id = 0;
+SELECT * FROM pg_temp.claim(0, 222, 's2b', p_pred => 's2', p_last => 210);
+SELECT * FROM pg_temp.nodes() WHERE node_id = 0;
+-- A copy of it (the same system identifier, no predecessor, not promoted)
+-- never takes it over, however long the holder has been silent.
+UPDATE snowid_registry_node SET last_seen = now() - interval '1 min'
+ WHERE node_id = 0;
+SELECT * FROM pg_temp.claim(0, 222, 's2c');
+-- A predecessor that is not the holder does not count either.
+SELECT * FROM pg_temp.claim(0, 222, 's2c', p_pred => 's2');
+
+-- A promoted streaming standby of the holder of node 1: the same rule.
+SELECT * FROM pg_temp.claim(1, 444, 's4p', p_promoted => true);
+UPDATE snowid_registry_node SET last_seen = now() - interval '10 s'
+ WHERE node_id = 1;
+SELECT * FROM pg_temp.claim(1, 444, 's4p', p_promoted => true);
+-- The same system identifier through promotion, but the holder is
+-- another server: no takeover.
+SELECT * FROM pg_temp.claim(1, 555, 's5p', p_promoted => true);
+
+-- An automatically assigned node held by another server: another free node
+-- is granted.  With none free, the conflict over the node asked for.
+SELECT * FROM pg_temp.claim(1, 666, 's6', p_auto => true);
+SELECT * FROM pg_temp.claim(1, 777, 's7', p_auto => true);
+SELECT * FROM pg_temp.claim(NULL, 777, 's7');
+SELECT * FROM pg_temp.nodes();
+
+-- Node IDs outside the layout and nonsense arguments are errors.
+DO $$
+DECLARE
+	args text;
+BEGIN
+	FOREACH args IN ARRAY ARRAY[
+		'4, false, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', NULL, false, 1000, 5000, NULL',
+		'-1, true, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', NULL, false, 1000, 5000, NULL',
+		'0, false, -1, ''layout A'', NULL, NULL, NULL, 1, ''s'', NULL, false, 1000, 5000, NULL',
+		'0, false, 3, ''layout A'', NULL, NULL, NULL, 1, NULL, NULL, false, 1000, 5000, NULL',
+		'0, false, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', NULL, false, 0, 5000, NULL']
+	LOOP
+		BEGIN
+			EXECUTE 'SELECT snowid_registry_claim(' || args || ')';
+			RAISE NOTICE 'no error';
+		EXCEPTION WHEN OTHERS THEN
+			RAISE NOTICE '%: %', SQLSTATE, SQLERRM;
+		END;
+	END LOOP;
+END
+$$;
+
+-- Members call these functions as a role granted EXECUTE on them; nobody
+-- else can, nor write the tables.  The view shows to pg_monitor.
+CREATE ROLE regress_registry_member;
+CREATE ROLE regress_registry_other;
+CREATE ROLE regress_registry_monitor IN ROLE pg_monitor;
+GRANT EXECUTE ON FUNCTION
+	snowid_registry_claim(integer, boolean, integer, text, text, text, integer,
+						  numeric, text, text, boolean, bigint, bigint, bigint),
+	snowid_registry_release(integer, text, bigint)
+	TO regress_registry_member;
+SET ROLE regress_registry_other;
+SELECT * FROM snowid_registry_claim(NULL, true, 3, 'layout A', NULL, NULL,
+									NULL, 888, 's8', NULL, false, 1000, 5000, NULL);
+SELECT snowid_registry_release(3, 's6', NULL);
+SELECT count(*) FROM snowid_registry_nodes;
+UPDATE snowid_registry_node SET lease_until = now();
+RESET ROLE;
+SET ROLE regress_registry_member;
+SELECT snowid_registry_release(3, 's6', NULL) AS released;
+SELECT result, node_id, floor_id
+  FROM snowid_registry_claim(NULL, true, 3, 'layout A', NULL, 'host888', 5432,
+							 888, 's8', NULL, false, 1000, 5000, NULL);
+SELECT count(*) FROM snowid_registry_node;
+RESET ROLE;
+SET ROLE regress_registry_monitor;
+SELECT node_id, state FROM snowid_registry_nodes ORDER BY node_id;
+-- Without a cluster name (s8 gave none), the holder is host, port and
+-- system identifier.
+SELECT holder FROM snowid_registry_nodes WHERE node_id = 3;
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION
+	snowid_registry_claim(integer, boolean, integer, text, text, text, integer,
+						  numeric, text, text, boolean, bigint, bigint, bigint),
+	snowid_registry_release(integer, text, bigint)
+	FROM regress_registry_member;
+DROP ROLE regress_registry_member, regress_registry_other, regress_registry_monitor;
+
+TRUNCATE snowid_registry_node, snowid_registry_settings;
