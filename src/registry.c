@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "fmgr.h"
+#include "catalog/pg_authid.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
@@ -44,6 +45,7 @@
 #include "snowid.h"
 #include "storage/fd.h"
 #include "storage/shmem.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
@@ -528,7 +530,9 @@ snowid_registry_status(PG_FUNCTION_ARGS)
 	memcpy(copy.detail, r->detail, sizeof(copy.detail));
 	SpinLockRelease(&r->mutex);
 
-	if (copy.state == SNOWID_REGISTRY_OFF || copy.registry[0] == '\0')
+	/* where the registry is: for those who may read the setting */
+	if (copy.state == SNOWID_REGISTRY_OFF || copy.registry[0] == '\0' ||
+		!has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS))
 		nulls[0] = true;
 	else
 		values[0] = CStringGetTextDatum(copy.registry);

@@ -15,7 +15,6 @@
 
 #include "datatype/timestamp.h"
 #include "port/atomics.h"
-#include "storage/latch.h"
 #include "storage/spin.h"
 
 /* what snowid_registry_status() shows as state */
@@ -56,8 +55,6 @@ typedef struct SnowidRegistryShared
 	bool		started_as_standby;
 	TimestampTz fallback_deadline;	/* the local lease file's, 0 if untrusted */
 	TimestampTz persisted_deadline; /* what the local lease file holds */
-
-	Latch	   *worker_latch;	/* set to wake the worker, NULL if none */
 
 	pg_atomic_uint64 claims;	/* leases granted afresh (start, takeover) */
 	pg_atomic_uint64 renewals;

@@ -711,9 +711,6 @@ snowid_registry_main(Datum main_arg)
 	r = snowid_registry;
 	if (r == NULL || snowid_shared == NULL)
 		proc_exit(0);
-	SpinLockAcquire(&r->mutex);
-	r->worker_latch = MyLatch;
-	SpinLockRelease(&r->mutex);
 
 	for (;;)
 	{
