@@ -302,15 +302,17 @@ is( $node->safe_psql(
 	join(',',
 		'snowid.epoch:postmaster:true',
 		'snowid.id_bits:postmaster:true',
+		'snowid.lease:sighup:true',
 		'snowid.max_lead:sighup:true',
 		'snowid.max_wait:sighup:true',
 		'snowid.node_bits:postmaster:true',
 		'snowid.node_id:postmaster:true',
+		'snowid.registry:sighup:true',
 		'snowid.sequence_bits:postmaster:true',
 		'snowid.tick:postmaster:true',
 		'snowid.ticket_prefetch:sighup:true',
 		'snowid.ticket_slots:postmaster:true'),
-	'pg_settings: ten snowid.* parameters, described, with the right context'
+	'pg_settings: twelve snowid.* parameters, described, with the right context'
 );
 
 $node->stop;
