@@ -641,6 +641,48 @@ snowid_claim(char **error)
 
 /* ---- shutdown ---- */
 
+/*
+ * Finish a query that a shutdown interrupted (its answer discarded), so
+ * that the connection takes the next one; false with *error if it is not
+ * done by until.
+ */
+static bool
+snowid_drain(TimestampTz until, char **error)
+{
+	for (;;)
+	{
+		int			flush = PQflush(conn);
+		PGresult   *res;
+
+		if (flush < 0)
+		{
+			*error = snowid_conn_error("lost the connection to the registry");
+			return false;
+		}
+		if (flush == 0 && !PQisBusy(conn))
+		{
+			res = PQgetResult(conn);
+			if (res == NULL)
+				return true;
+			PQclear(res);
+			continue;
+		}
+		if (!snowid_worker_wait(flush == 1 ?
+								WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE :
+								WL_SOCKET_READABLE,
+								PQsocket(conn), until))
+		{
+			*error = pstrdup("the registry did not finish an earlier query in time");
+			return false;
+		}
+		if (!PQconsumeInput(conn))
+		{
+			*error = snowid_conn_error("lost the connection to the registry");
+			return false;
+		}
+	}
+}
+
 /* Shut the gate and give the node back, reporting the bound of the IDs issued. */
 static void
 snowid_release(void)
@@ -682,7 +724,12 @@ snowid_release(void)
 	 * its process group), and the second one may land after the clearing.
 	 */
 	releasing = true;
-	res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error);
+	if (snowid_drain(TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												 SNOWID_RELEASE_TIMEOUT_MS),
+					 &error))
+		res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error);
+	else
+		res = NULL;
 	releasing = false;
 	if (res == NULL)
 	{
