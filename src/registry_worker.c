@@ -59,6 +59,7 @@
 #define SNOWID_WARN_EVERY_MS 60000
 
 static volatile sig_atomic_t got_sigterm = false;
+static bool releasing = false;	/* in snowid_release(): waits ignore SIGTERM */
 
 static PGconn *conn = NULL;
 static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
@@ -154,7 +155,7 @@ snowid_worker_wait(int events, pgsocket sock, TimestampTz until)
 		TimestampTz deadline;
 
 		snowid_check_deadline();
-		if (got_sigterm || ConfigReloadPending)
+		if ((got_sigterm && !releasing) || ConfigReloadPending)
 			return false;
 		if (now >= until)
 			return false;
@@ -640,6 +641,48 @@ snowid_claim(char **error)
 
 /* ---- shutdown ---- */
 
+/*
+ * Finish a query that a shutdown interrupted (its answer discarded), so
+ * that the connection takes the next one; false with *error if it is not
+ * done by until.
+ */
+static bool
+snowid_drain(TimestampTz until, char **error)
+{
+	for (;;)
+	{
+		int			flush = PQflush(conn);
+		PGresult   *res;
+
+		if (flush < 0)
+		{
+			*error = snowid_conn_error("lost the connection to the registry");
+			return false;
+		}
+		if (flush == 0 && !PQisBusy(conn))
+		{
+			res = PQgetResult(conn);
+			if (res == NULL)
+				return true;
+			PQclear(res);
+			continue;
+		}
+		if (!snowid_worker_wait(flush == 1 ?
+								WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE :
+								WL_SOCKET_READABLE,
+								PQsocket(conn), until))
+		{
+			*error = pstrdup("the registry did not finish an earlier query in time");
+			return false;
+		}
+		if (!PQconsumeInput(conn))
+		{
+			*error = snowid_conn_error("lost the connection to the registry");
+			return false;
+		}
+	}
+}
+
 /* Shut the gate and give the node back, reporting the bound of the IDs issued. */
 static void
 snowid_release(void)
@@ -675,9 +718,19 @@ snowid_release(void)
 	values[2] = bound > 0 ? last_text : NULL;
 	sql = psprintf("SELECT %s.snowid_registry_release($1::pg_catalog.int4, $2::pg_catalog.text, $3::pg_catalog.int8)",
 				   conn_schema);
-	got_sigterm = false;		/* let the waits run */
-	res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error);
-	got_sigterm = true;
+	/*
+	 * Let the waits run although SIGTERM came: clearing got_sigterm would
+	 * not do, as the postmaster signals a child twice (the process, then
+	 * its process group), and the second one may land after the clearing.
+	 */
+	releasing = true;
+	if (snowid_drain(TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												 SNOWID_RELEASE_TIMEOUT_MS),
+					 &error))
+		res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error);
+	else
+		res = NULL;
+	releasing = false;
 	if (res == NULL)
 	{
 		ereport(LOG,
