@@ -775,8 +775,14 @@ snowid_registry_main(Datum main_arg)
 			snowid_describe_registry(conn_for);
 			SpinLockAcquire(&r->mutex);
 			if (r->state == SNOWID_REGISTRY_OFF)
+			{
+				/* as at start: nothing issues until the registry grants */
 				r->state = SNOWID_REGISTRY_CONNECTING;
-			SpinLockRelease(&r->mutex);
+				SpinLockRelease(&r->mutex);
+				snowid_gate_close();
+			}
+			else
+				SpinLockRelease(&r->mutex);
 			backoff_ms = 0;
 		}
 
