@@ -279,10 +279,20 @@ $e->stop;
 
 # ==== 3 and 4. never reached the registry; reloads of snowid.registry ====
 
+# ALTER SYSTEM SET snowid.registry and reload (the worker picks it up).
+sub set_registry
+{
+	my ($node, $value) = @_;
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET snowid.registry = '$value'; SELECT pg_reload_conf();");
+	return;
+}
+
 my $dead_port = PostgreSQL::Test::Cluster::get_free_port();
 my $dead = sprintf('host=%s port=%d dbname=postgres', $reg->host, $dead_port);
 my $c = start_member('member_c', 4, $dead);
 my $c_log = 0;
+my @c_ids;
 ok(!-e $c->data_dir . '/snowid.lease', 'member 4 has no lease file');
 ok(wait_state($c, 'unreachable'), 'member 4 (registry never reached) is unreachable');
 ($ret, $out, $err) = try_next($c);
@@ -294,11 +304,21 @@ like($err, qr/DETAIL:  The registry \([^)]*port=$dead_port[^)]*\) cannot be reac
 is($c->safe_psql('postgres', 'SELECT ids_issued FROM snowid_stats()'),
 	'0', 'member 4 issued no ID');
 
-# 4. A registry database without the extension.
+# snowid.registry = '' by reload: state off, the configured node issues.
+set_registry($c, '');
+ok(wait_state($c, 'off'), 'reload of snowid.registry to \'\': state off');
+is( $c->safe_psql('postgres',
+		q{SELECT registry IS NULL, node_id, lease_until IS NULL FROM snowid_registry_status()}),
+	't|4|t', 'status: no registry, node 4, no lease');
+my @c_off1 = insert_ids($c, 'off', 2000);
+is(scalar(@c_off1), 2000, 'member 4 issues without a registry, without a restart');
+push @c_ids, @c_off1;
+
+# 4. A registry database without the extension, named by reload: nothing
+# issues (as at start, until a registry grants the node).
 $reg->safe_psql('postgres', 'CREATE DATABASE noext');
 my $noext = registry_conninfo($reg, 'noext');
-$c->safe_psql('postgres',
-	"ALTER SYSTEM SET snowid.registry = '$noext'; SELECT pg_reload_conf();");
+set_registry($c, $noext);
 ok( $c->poll_query_until('postgres',
 		q{SELECT detail LIKE '%no snowid extension%' FROM snowid_registry_status()}),
 	'registry database without the extension: the status detail says so');
@@ -310,36 +330,42 @@ is($detail,
 	'the registry database has no snowid extension (run CREATE EXTENSION snowid there)',
 	'the detail says the registry database has no snowid extension, and what to do');
 ($ret, $out, $err) = try_next($c);
+isnt($ret, 0,
+	'a registry named by reload where there was none: member 4 issues nothing until it grants the node'
+);
 like($err, qr/ERROR:  55000: snowid has no node lease from the registry/,
-	'member 4 still issues nothing');
+	'55000: no node lease');
 like($err, qr/no snowid extension/, 'and the error\'s detail says why');
 no_crash($c, $c_log, 'member 4');
 no_crash($reg, 0, 'the registry');
 
 # 3, continued: a reload to the running registry.
-$c->safe_psql('postgres',
-	"ALTER SYSTEM SET snowid.registry = '$conninfo'; SELECT pg_reload_conf();");
+set_registry($c, $conninfo);
 ok(wait_state($c, 'ok'), 'reload to the running registry: member 4 holds its node');
-my @c_ids = insert_ids($c, 'registry', 5000);
-is(scalar(@c_ids), 5000, 'member 4 issues IDs without a restart');
+my @c_reg = insert_ids($c, 'registry', 5000);
+is(scalar(@c_reg), 5000, 'member 4 issues IDs under the registry, without a restart');
+push @c_ids, @c_reg;
 is( $reg->safe_psql('postgres',
 		q{SELECT state || ':' || cluster_name FROM snowid_registry_nodes WHERE node_id = 4}),
 	'held:member_c', 'the registry shows node 4 held by member 4');
 
 # Back to no registry: state off, the configured node issues.
-$c->safe_psql('postgres',
-	"ALTER SYSTEM SET snowid.registry = ''; SELECT pg_reload_conf();");
-ok(wait_state($c, 'off'), 'reload of snowid.registry to \'\': state off');
+set_registry($c, '');
+ok(wait_state($c, 'off'), 'reload of snowid.registry to \'\' again: state off');
 is( $c->safe_psql('postgres',
 		q{SELECT registry IS NULL, node_id, lease_until IS NULL FROM snowid_registry_status()}),
 	't|4|t', 'status: no registry, node 4, no lease');
-my @c_off = insert_ids($c, 'off', 5000);
-is(scalar(@c_off), 5000, 'member 4 issues without a registry');
+my @c_off2 = insert_ids($c, 'off again', 5000);
+is(scalar(@c_off2), 5000, 'member 4 issues without a registry');
+push @c_ids, @c_off2;
 is($c->safe_psql('postgres', 'SELECT count(*) FILTER (WHERE snowid_node(id) <> 4) FROM ids'),
 	'0', 'as node 4');
-ok(strictly_increasing(@c_ids, @c_off), 'member 4\'s IDs strictly increase');
-note sprintf('scenarios 3/4: member 4 issued 0 IDs without a lease, %d under the registry, %d with none',
-	scalar(@c_ids), scalar(@c_off));
+ok(strictly_increasing(@c_ids), 'member 4\'s IDs strictly increase throughout');
+note 'registry row of node 4 after the member dropped its registry: '
+  . $reg->safe_psql('postgres',
+	q{SELECT state || ', lease until ' || lease_until FROM snowid_registry_nodes WHERE node_id = 4});
+note sprintf('scenarios 3/4: member 4 issued 0 IDs without a lease, %d with no registry, %d under the registry, %d with none again',
+	scalar(@c_off1), scalar(@c_reg), scalar(@c_off2));
 no_crash($c, $c_log, 'member 4, at the end');
 
 $c->stop;
