@@ -12,9 +12,10 @@
  * registry named, the gate starts shut and only the worker
  * (registry_worker.c) moves it: open once the registry grants the node
  * (after raising the generator above any floor the previous holder left),
- * shut on a conflict, when the lease runs out, at shutdown, or when the
- * node moves.  The worker alone writes the fields under the spinlock; the
- * SQL functions and the error path of the generator read them.
+ * shut on a conflict, when the lease runs out, at shutdown, when the node
+ * moves, or when a reload names a registry where there was none.  The
+ * worker alone writes the fields under the spinlock; the SQL functions and
+ * the error path of the generator read them.
  *
  * The local lease file, $PGDATA/snowid.lease, one line written aside and
  * renamed, keeps the lease across a restart:

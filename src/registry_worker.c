@@ -164,7 +164,14 @@ snowid_worker_wait(int events, pgsocket sock, TimestampTz until)
 		deadline = snowid_registry->deadline;
 		SpinLockRelease(&snowid_registry->mutex);
 		if (deadline > now && pg_atomic_read_u64(&snowid_shared->gate) != 0)
+		{
+			/* wake at the start of the last quarter (the warning) too */
+			TimestampTz warn_at = deadline - (int64) snowid_lease_s * 1000000 / 4;
+
 			timeout_ms = Min(timeout_ms, (long) ((deadline - now + 999) / 1000));
+			if (warn_at > now)
+				timeout_ms = Min(timeout_ms, (long) ((warn_at - now + 999) / 1000));
+		}
 		timeout_ms = Max(timeout_ms, 1);
 
 		rc = WaitLatchOrSocket(MyLatch,
@@ -818,8 +825,14 @@ snowid_registry_main(Datum main_arg)
 			snowid_describe_registry(conn_for);
 			SpinLockAcquire(&r->mutex);
 			if (r->state == SNOWID_REGISTRY_OFF)
+			{
+				/* as at start: nothing issues until the registry grants */
 				r->state = SNOWID_REGISTRY_CONNECTING;
-			SpinLockRelease(&r->mutex);
+				SpinLockRelease(&r->mutex);
+				snowid_gate_close();
+			}
+			else
+				SpinLockRelease(&r->mutex);
 			backoff_ms = 0;
 		}
 
