@@ -59,6 +59,7 @@
 #define SNOWID_WARN_EVERY_MS 60000
 
 static volatile sig_atomic_t got_sigterm = false;
+static bool releasing = false;	/* in snowid_release(): SIGTERM already seen */
 
 static PGconn *conn = NULL;
 static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
@@ -154,7 +155,7 @@ snowid_worker_wait(int events, pgsocket sock, TimestampTz until)
 		TimestampTz deadline;
 
 		snowid_check_deadline();
-		if (got_sigterm || ConfigReloadPending)
+		if (!releasing && (got_sigterm || ConfigReloadPending))
 			return false;
 		if (now >= until)
 			return false;
@@ -675,9 +676,15 @@ snowid_release(void)
 	values[2] = bound > 0 ? last_text : NULL;
 	sql = psprintf("SELECT %s.snowid_registry_release($1::pg_catalog.int4, $2::pg_catalog.text, $3::pg_catalog.int8)",
 				   conn_schema);
-	got_sigterm = false;		/* let the waits run */
+
+	/*
+	 * Let the waits run until the release's own timeout, although SIGTERM
+	 * may come again meanwhile (the fast shutdown of a promoted standby
+	 * sends it twice).
+	 */
+	releasing = true;
 	res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error);
-	got_sigterm = true;
+	releasing = false;
 	if (res == NULL)
 	{
 		ereport(LOG,
