@@ -127,7 +127,8 @@ sub lease_file
 	return (node => $1, auto => $2, start_id => $3, deadline => $4, port => $5, host => $6);
 }
 
-# Call snowid_next() until it succeeds: the seconds that took, and the ID.
+# Call snowid_next() until it succeeds: the seconds that took, and the ID;
+# (undef, undef) if it did not within the TAP timeout.
 sub wait_generating
 {
 	my ($node) = @_;
@@ -304,7 +305,8 @@ is_deeply([ @$row{qw(state start_id system_identifier port)} ],
 	[ 'held', $P_start, $P_sysid, $P->port ],
 	'the registry still shows node 5 held by P, same start');
 $figures{P_ids_1} = stat_of($P, "count(*) FROM ids WHERE src = 'P'");
-note "clone: $tries tries in 4 s, all refused; $figures{clone_conflicts} conflicts; "
+$figures{shared} = $shared;
+note "clone: $tries tries in 4 s, $refused refused; $figures{clone_conflicts} conflicts; "
   . "P issued $figures{P_ids_1} IDs ($p_in_overlap during the clone's tries); shared IDs: $shared";
 $clone->stop;
 
@@ -352,7 +354,7 @@ is(scalar(@clone_ids), 0, 'the second clone issued no ID');
 is(stat_of($clone2, 'ids_issued FROM snowid_stats()'), '0', 'snowid_stats() on it: ids_issued 0');
 $figures{clone2_conflicts} = stat_of($clone2, 'conflicts FROM snowid_registry_stats()');
 $figures{P_ids_outage} = stat_of($P, "count(*) FROM ids WHERE src = 'P outage'");
-note "second clone (outage): $tries tries refused; P issued $figures{P_ids_outage} IDs; "
+note "second clone (outage): $tries tries, $refused refused; P issued $figures{P_ids_outage} IDs; "
   . "the clone's conflicts once the registry was back: $figures{clone2_conflicts}";
 $clone2->stop;
 
@@ -373,8 +375,10 @@ my ($secs, $first) = wait_generating($P);
 ok(defined $secs, 'P generates again after the crash restart');
 $figures{crash_secs} = $secs;
 $figures{crash_total} = time - $t_crash;
-note sprintf('crash restart: snowid_next() succeeded %.1f s after the start returned (%.1f s after the crash)',
-	$secs // -1, $figures{crash_total});
+note defined $secs
+  ? sprintf('crash restart: snowid_next() succeeded %.1f s after the start returned (%.1f s after the crash)',
+	$secs, $figures{crash_total})
+  : 'crash restart: snowid_next() never succeeded';
 cmp_ok($secs // 999, '<', 60, 'within a few seconds (bound: 60 s)');
 
 my $old_max = max_of(ids_of($P, "src <> 'P after crash'"), $last_before);
@@ -413,7 +417,10 @@ is(reg_row(5)->{state}, 'held', 'and the restarted P holds it again');
 # 3. A promoted streaming standby
 # ======================================================================
 
+# max_lead 3s (S and T inherit it): room for S to borrow well ahead of its
+# clock before it hands the node to T.
 my $Q = member('Q', 7, allows_streaming => 1);
+$Q->append_conf('postgresql.conf', "snowid.max_lead = '3s'\n");
 $Q->start;
 $Q->safe_psql(
 	'postgres', q{
@@ -443,7 +450,9 @@ $S->promote;
 ($secs, $first) = wait_generating($S);
 ok(defined $secs, 'the promoted standby S generates');
 $figures{failover_secs} = $secs;
-note sprintf('failover: snowid_next() on S succeeded %.1f s after its promotion', $secs // -1);
+note defined $secs
+  ? sprintf('failover: snowid_next() on S succeeded %.1f s after its promotion', $secs)
+  : 'failover: snowid_next() on S never succeeded';
 cmp_ok($secs // 999, '<', 60, 'within a few seconds (bound: 60 s)');
 my @S_ids = ($first,
 	split /\n/,
@@ -490,12 +499,14 @@ is(stat_of($S, 'conflicts FROM snowid_registry_stats()'), $S_conflicts,
 	'S had no conflict since T was promoted');
 $figures{T_conflicts} = stat_of($T, 'conflicts FROM snowid_registry_stats()');
 
-# S borrows ahead of its clock (4 reservations of 1,000,000 positions), so
-# that only the floor the registry hands T keeps T above S's last IDs.
-$S->safe_psql('postgres', join('', map { "SELECT snowid_next_batch(1000000) LIMIT 1;\n" } 1 .. 4));
+# S borrows about 2.5 s ahead of its clock (10 reservations of 1,000,000
+# positions, 244 ticks each), so that only the floor the registry hands T
+# keeps T above S's last IDs: T takes over well within those 2.5 s.
+$S->safe_psql('postgres', join('', map { "SELECT snowid_next_batch(1000000) LIMIT 1;\n" } 1 .. 10));
 my ($S_last, $S_lead) = split /\|/, stat_of($S, 'last_id, lead_ms FROM snowid_stats()');
 my $S_max = max_of(ids_of($S, "src LIKE 'S%'"), $S_last);
 note "S before it stops: last_id $S_last, $S_lead ms ahead of its clock";
+cmp_ok($S_lead, '>', 1500, 'S borrowed more than 1.5 s ahead of its clock');
 # A clean stop releases node 7.  (The fast shutdown of a promoted standby
 # sends the registry worker SIGTERM twice: the release must not give up on
 # the second.)
@@ -504,8 +515,11 @@ my $t_stop = time;
 like(slurp_file($S->logfile), qr/snowid released node 7 at the registry/, 'S released node 7 at its clean stop');
 ($secs, $first) = wait_generating($T);
 ok(defined $secs, 'T generates once S is gone');
+$secs = time - $t_stop if defined $secs;    # from the end of S's stop
 $figures{split_secs} = $secs;
-note sprintf('split brain: T generated %.1f s after S stopped', $secs // -1);
+note defined $secs
+  ? sprintf('split brain: T generated %.1f s after S stopped', $secs)
+  : 'split brain: T never generated';
 cmp_ok($secs // 999, '<', 60, 'within a few seconds (bound: 60 s)');
 my @T_ids = ($first,
 	split /\n/,
@@ -525,10 +539,10 @@ is($T->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT id) FROM ids'), 0
 	'no duplicate among the IDs Q, S and T committed');
 note sprintf(
 	'figures: P %d IDs (+%d during the outage, +%d before the crash, 5001 after), clone %d conflicts, clone2 %d, '
-	  . 'shared IDs 0; crash restart %.1f s; Q %d IDs, failover %.1f s; T %d conflicts, takeover after S stopped %.1f s',
+	  . 'shared IDs %d; crash restart %.1f s; Q %d IDs, failover %.1f s; T %d conflicts, takeover after S stopped %.1f s',
 	$figures{P_ids_1}, $figures{P_ids_outage},
 	stat_of($P, "count(*) FROM ids WHERE src = 'P before crash'"),
-	$figures{clone_conflicts}, $figures{clone2_conflicts},
+	$figures{clone_conflicts}, $figures{clone2_conflicts}, $figures{shared},
 	$figures{crash_secs} // -1, $figures{Q_ids}, $figures{failover_secs} // -1,
 	$figures{T_conflicts}, $figures{split_secs} // -1);
 
