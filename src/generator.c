@@ -44,12 +44,15 @@ PG_FUNCTION_INFO_V1(snowid_next_batch);
 /* A step back of the clock smaller than this is not counted. */
 #define SNOWID_REGRESSION_THRESHOLD_US 10000
 
+static uint64 snowid_reserve(SnowidShared *shared, const SnowidLayout *layout,
+							 uint32 n);
+
 /*
- * The node this server issues under, or an error: during recovery, or
+ * The gate this server issues under, or an error: during recovery, or
  * while the gate is shut (no node ID, or the registry has not granted it).
  */
-static inline int32
-snowid_require_node(SnowidShared *shared, const SnowidLayout *layout)
+static inline uint64
+snowid_require_gate(SnowidShared *shared, const SnowidLayout *layout)
 {
 	uint64		gate;
 
@@ -60,9 +63,32 @@ snowid_require_node(SnowidShared *shared, const SnowidLayout *layout)
 				 errdetail("A standby shares its primary's node ID; IDs it issued could collide with the primary's."),
 				 errhint("Generate IDs on the primary; after promotion this server continues above every ID its primary reserved.")));
 	gate = pg_atomic_read_u64(&shared->gate);
-	if (unlikely(gate == 0))
+	if (unlikely(SNOWID_GATE_NODE(gate) < 0))
 		gate = snowid_gate_closed(shared, layout);
-	return (int32) (gate - 1);
+	return gate;
+}
+
+/*
+ * Claim n positions under an open gate, and return the first and the
+ * node.  If the gate changed while claiming (the lease ended, the node
+ * moved, a floor was raised), the positions are dropped and the claim
+ * starts over.
+ */
+static inline uint64
+snowid_reserve_gated(SnowidShared *shared, const SnowidLayout *layout,
+					 uint32 n, int32 *node)
+{
+	for (;;)
+	{
+		uint64		gate = snowid_require_gate(shared, layout);
+		uint64		position = snowid_reserve(shared, layout, n);
+
+		if (likely(pg_atomic_read_u64(&shared->gate) == gate))
+		{
+			*node = SNOWID_GATE_NODE(gate);
+			return position;
+		}
+	}
 }
 
 /* Fail because the next position lies too far ahead of the wall clock. */
@@ -418,10 +444,9 @@ snowid_next(PG_FUNCTION_ARGS)
 {
 	SnowidShared *shared = snowid_require_shared();
 	const SnowidLayout *layout = &snowid_active_layout;
-	uint64		position;
-	int32		node = snowid_require_node(shared, layout);
+	int32		node;
+	uint64		position = snowid_reserve_gated(shared, layout, 1, &node);
 
-	position = snowid_reserve(shared, layout, 1);
 	PG_RETURN_INT64(snowid_id_from_position(layout, position, node));
 }
 
@@ -443,8 +468,8 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 		const SnowidLayout *layout = &snowid_active_layout;
 		int32		n = PG_GETARG_INT32(0);
 		MemoryContext oldcontext;
-		int32		node = snowid_require_node(shared, layout);
 
+		(void) snowid_require_gate(shared, layout);
 		snowid_check_batch(layout, n);
 
 		funcctx = SRF_FIRSTCALL_INIT();
@@ -452,8 +477,8 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 		batch = (SnowidBatch *) palloc(sizeof(SnowidBatch));
 		MemoryContextSwitchTo(oldcontext);
 
-		batch->next = snowid_reserve(shared, layout, (uint32) n);
-		batch->node = node;
+		batch->next = snowid_reserve_gated(shared, layout, (uint32) n,
+										   &batch->node);
 		funcctx->max_calls = n;
 		funcctx->user_fctx = batch;
 	}

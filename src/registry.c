@@ -5,8 +5,12 @@
  *	  generator reads, the lease state the background worker publishes, the
  *	  local lease file, and snowid_registry_status() / _stats().
  *
- * The generator reads one word, SnowidShared.gate: 0 while this server may
- * not issue, otherwise its node ID + 1.  Without a registry the gate is
+ * The generator reads one word, SnowidShared.gate: its low half is 0 while
+ * this server may not issue, otherwise its node ID + 1; its high half counts
+ * the gate's changes.  A caller reads the gate before it claims positions
+ * and again after: if it changed, the claimed positions are dropped (a gap)
+ * and the caller starts over, so no ID leaves under a node whose lease
+ * ended, or below a floor raised, while it was claiming.  Without a registry the gate is
  * opened at start with snowid.node_id (or stays shut while that is unset)
  * and nothing else ever touches it: the hot path costs what it did.  With a
  * registry named, the gate starts shut and only the worker
@@ -118,19 +122,45 @@ snowid_layout_text(void)
 					l->sequence_bits, l->id_bits);
 }
 
+/*
+ * text as the end of a sentence: capitalised, with a full stop unless it
+ * already ends in punctuation.
+ */
+char *
+snowid_sentence(const char *text)
+{
+	size_t		len = strlen(text);
+	char	   *s = psprintf("%s%s", text,
+							 len > 0 && strchr(".?!", text[len - 1]) ? "" : ".");
+
+	s[0] = pg_toupper((unsigned char) s[0]);
+	return s;
+}
+
 /* ---- the gate ---- */
 
 void
 snowid_gate_open(int node_id)
 {
+	uint64		old = pg_atomic_read_u64(&snowid_shared->gate);
+
+	/* a renewal of the same node leaves the gate as it is */
+	if (SNOWID_GATE_NODE(old) == node_id)
+		return;
 	pg_write_barrier();
-	pg_atomic_write_u64(&snowid_shared->gate, (uint64) node_id + 1);
+	pg_atomic_write_u64(&snowid_shared->gate,
+						(((old >> 32) + 1) << 32) | ((uint64) node_id + 1));
 }
 
 void
 snowid_gate_close(void)
 {
-	pg_atomic_write_u64(&snowid_shared->gate, 0);
+	uint64		old = pg_atomic_read_u64(&snowid_shared->gate);
+
+	if (SNOWID_GATE_NODE(old) < 0)
+		return;
+	pg_atomic_write_u64(&snowid_shared->gate, ((old >> 32) + 1) << 32);
+	pg_memory_barrier();
 }
 
 /* No registry (any more): the configured node, if any, issues freely. */
@@ -266,7 +296,8 @@ snowid_this_host(char *host, size_t size)
  * file may lag behind the registry, never lead it.
  */
 void
-snowid_lease_persist(int node_id, TimestampTz deadline, bool force)
+snowid_lease_persist(int node_id, TimestampTz deadline, bool force,
+					 const char *start)
 {
 	SnowidRegistryShared *r = snowid_registry;
 	char		host[256];
@@ -284,7 +315,8 @@ snowid_lease_persist(int node_id, TimestampTz deadline, bool force)
 
 	snowid_this_host(host, sizeof(host));
 	line = psprintf("%s %d %d %s " INT64_FORMAT " %d %s\n", SNOWID_LEASE_MAGIC,
-					node_id, auto_node ? 1 : 0, r->start_id, deadline,
+					node_id, auto_node ? 1 : 0,
+					start != NULL ? start : r->start_id, deadline,
 					PostPortNumber, host);
 	if (snowid_write_durably(SNOWID_LEASE_FILE, SNOWID_LEASE_TMP, line,
 							 strlen(line), LOG))
@@ -376,7 +408,8 @@ snowid_registry_shmem_startup(void)
 	{
 		/* a clone or a restore: the lease in the file is not ours */
 		r->persisted_deadline = 1;
-		snowid_lease_persist(r->auto_node ? r->node_id : snowid_node_id, 0, true);
+		snowid_lease_persist(r->auto_node ? r->node_id : snowid_node_id, 0, true,
+							 NULL);
 		ereport(LOG,
 				(errmsg("snowid cleared the node lease this data directory was copied with"),
 				 errdetail("The server starts from a base backup (backup_label is present): the lease belonged to the server it was copied from."),
@@ -427,12 +460,14 @@ snowid_gate_closed(SnowidShared *shared, const SnowidLayout *layout)
 	SnowidRegistryShared *r = snowid_registry;
 	int64		wait_start = snowid_clock_monotonic_us();
 	SnowidRegistryShared copy;
+	char	   *where = "the registry";
+	char	   *why = "";
 
 	for (;;)
 	{
 		uint64		gate = pg_atomic_read_u64(&shared->gate);
 
-		if (gate != 0)
+		if (SNOWID_GATE_NODE(gate) >= 0)
 			return gate;
 		if (r == NULL)
 			break;
@@ -468,22 +503,33 @@ snowid_gate_closed(SnowidShared *shared, const SnowidLayout *layout)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("snowid node %d is held by %s", copy.node_id,
 							copy.holder),
-					 errdetail("The registry says: %s.", copy.detail),
+					 errdetail("The registry says: %s", snowid_sentence(copy.detail)),
 					 errhint("Give one of the two servers another snowid.node_id (or leave it unset to have the registry assign one), or stop the other server; this server retries every second and resumes by itself once the node is free.")));
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 copy.node_id >= 0 ?
 				 errmsg("snowid registry refused node %d to this server",
-						copy.node_id),
-				 errdetail("%s.", copy.detail),
+						copy.node_id) :
+				 errmsg("snowid registry assigned this server no node"),
+				 errdetail("%s", snowid_sentence(copy.detail)),
 				 errhint("Make this server's snowid layout settings match the registry's, or free a node ID; this server retries every second.")));
+	}
+
+	/*
+	 * Where the registry is, and libpq's words on why it cannot be reached,
+	 * only for those who may read the setting.
+	 */
+	if (has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS))
+	{
+		where = psprintf("the registry (%s)", copy.registry);
+		why = psprintf(": %s", copy.detail);
 	}
 
 	if (copy.state == SNOWID_REGISTRY_CONNECTING)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowid is waiting for the registry to grant this server a node"),
-				 errdetail("The background worker has had no answer yet from the registry (%s).",
-						   copy.registry),
+				 errdetail("%s", snowid_sentence(psprintf("The background worker has had no answer yet from %s", where))),
 				 errhint("Retry in a moment; snowid_registry_status() shows the state.")));
 
 	/* unreachable, with no lease left (or never one) */
@@ -492,17 +538,17 @@ snowid_gate_closed(SnowidShared *shared, const SnowidLayout *layout)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowid lease of node %d ran out at %s", copy.node_id,
 						timestamptz_to_str(copy.deadline)),
-				 errdetail("The registry (%s) has not answered since %s: %s.",
-						   copy.registry,
-						   copy.unreachable_since ?
-						   timestamptz_to_str(copy.unreachable_since) : "start",
-						   copy.detail),
+				 errdetail("%s", snowid_sentence(psprintf("%s has not answered since %s%s",
+														  where,
+														  copy.unreachable_since ?
+														  timestamptz_to_str(copy.unreachable_since) :
+														  "this server started",
+														  why))),
 				 errhint("Restore the connection to the registry; this server resumes by itself when it answers.  snowid.lease sets how long a lease lasts.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("snowid has no node lease from the registry"),
-			 errdetail("The registry (%s) cannot be reached: %s.", copy.registry,
-					   copy.detail),
+			 errdetail("%s", snowid_sentence(psprintf("%s cannot be reached%s", where, why))),
 			 errhint("Restore the connection to the registry; this server resumes by itself when it answers.")));
 	pg_unreachable();
 }
@@ -544,7 +590,9 @@ snowid_registry_status(PG_FUNCTION_ARGS)
 	nulls[3] = copy.deadline == 0;
 	values[4] = TimestampTzGetDatum(copy.last_contact);
 	nulls[4] = copy.last_contact == 0;
-	if (copy.detail[0] == '\0')
+	if (copy.detail[0] == '\0' ||
+		(copy.state == SNOWID_REGISTRY_UNREACHABLE &&
+		 !has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS)))
 		nulls[5] = true;
 	else
 		values[5] = CStringGetTextDatum(copy.detail);

@@ -81,7 +81,8 @@ extern void snowid_registry_raise_floor(int node_id, int64 floor_id,
 										bool has_floor_id,
 										TimestampTz floor_until);
 extern void snowid_lease_persist(int node_id, TimestampTz deadline,
-								 bool force);
+								 bool force, const char *start);
+extern char *snowid_sentence(const char *text);
 extern char *snowid_layout_text(void);
 
 /* registry_worker.c */

@@ -55,7 +55,9 @@
 
 #define SNOWID_REGISTRY_TIMEOUT_MS 10000	/* one connect or one query */
 #define SNOWID_RELEASE_TIMEOUT_MS 3000	/* the release at shutdown */
-#define SNOWID_BACKOFF_MAX_MS 10000
+/* below SNOWID_REGISTRY_TAKEOVER_MS: a holder that can reach the registry
+ * again renews before another start may take its node over */
+#define SNOWID_BACKOFF_MAX_MS 4000
 #define SNOWID_WARN_EVERY_MS 60000
 
 static volatile sig_atomic_t got_sigterm = false;
@@ -66,6 +68,7 @@ static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
 static char *conn_for = NULL;	/* the connection string conn was made with */
 static char *last_problem = NULL;	/* last logged refusal or failure */
 static TimestampTz last_warning = 0;
+static bool held_this_start = false;	/* the registry granted the node once */
 
 static void
 snowid_worker_sigterm(SIGNAL_ARGS)
@@ -91,15 +94,17 @@ snowid_check_deadline(void)
 	TimestampTz deadline;
 	SnowidRegistryState state;
 	int			node;
+	TimestampTz last_contact;
 	bool		expired = false;
 
 	SpinLockAcquire(&r->mutex);
 	deadline = r->deadline;
 	state = r->state;
 	node = r->node_id;
+	last_contact = r->last_contact;
 	if (deadline != 0 && now >= deadline && state != SNOWID_REGISTRY_OFF)
 	{
-		expired = pg_atomic_read_u64(&snowid_shared->gate) != 0;
+		expired = SNOWID_GATE_NODE(pg_atomic_read_u64(&snowid_shared->gate)) >= 0;
 		if (state == SNOWID_REGISTRY_OK)
 			r->state = SNOWID_REGISTRY_UNREACHABLE;
 	}
@@ -111,8 +116,8 @@ snowid_check_deadline(void)
 		ereport(WARNING,
 				(errmsg("snowid lease of node %d ran out: this server issues no more IDs",
 						node),
-				 errdetail("The registry has not renewed the lease since %s.",
-						   timestamptz_to_str(deadline - (int64) snowid_lease_s * 1000000)),
+				 errdetail("The registry last answered at %s.",
+						   last_contact ? timestamptz_to_str(last_contact) : "no time since this server started"),
 				 errhint("Restore the connection to the registry; this server resumes by itself when it answers.")));
 	}
 	else if (deadline != 0 && state == SNOWID_REGISTRY_UNREACHABLE &&
@@ -155,7 +160,7 @@ snowid_worker_wait(int events, pgsocket sock, TimestampTz until)
 		TimestampTz deadline;
 
 		snowid_check_deadline();
-		if ((got_sigterm && !releasing) || ConfigReloadPending)
+		if (!releasing && (got_sigterm || ConfigReloadPending))
 			return false;
 		if (now >= until)
 			return false;
@@ -163,7 +168,8 @@ snowid_worker_wait(int events, pgsocket sock, TimestampTz until)
 		SpinLockAcquire(&snowid_registry->mutex);
 		deadline = snowid_registry->deadline;
 		SpinLockRelease(&snowid_registry->mutex);
-		if (deadline > now && pg_atomic_read_u64(&snowid_shared->gate) != 0)
+		if (deadline > now &&
+			SNOWID_GATE_NODE(pg_atomic_read_u64(&snowid_shared->gate)) >= 0)
 		{
 			/* wake at the start of the last quarter (the warning) too */
 			TimestampTz warn_at = deadline - (int64) snowid_lease_s * 1000000 / 4;
@@ -333,6 +339,7 @@ snowid_connect(const char *conninfo, char **error)
 													SNOWID_REGISTRY_TIMEOUT_MS);
 	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
 	PGresult   *res;
+	char		sysid[32];
 
 	snowid_disconnect();
 	conn = PQconnectStartParams(keys, vals, 1);
@@ -368,7 +375,8 @@ snowid_connect(const char *conninfo, char **error)
 	}
 
 	res = snowid_exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', false), "
-					  "pg_catalog.quote_ident(n.nspname) "
+					  "pg_catalog.quote_ident(n.nspname), "
+					  "(SELECT s.system_identifier FROM pg_catalog.pg_control_system() s) "
 					  "FROM pg_catalog.pg_extension e "
 					  "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
 					  "WHERE e.extname OPERATOR(pg_catalog.=) 'snowid'",
@@ -385,6 +393,15 @@ snowid_connect(const char *conninfo, char **error)
 		snowid_disconnect();
 		return false;
 	}
+	snprintf(sysid, sizeof(sysid), UINT64_FORMAT, GetSystemIdentifier());
+	if (strcmp(PQgetvalue(res, 0, 2), sysid) == 0)
+	{
+		/* a database of this very server (or of a copy of it) */
+		PQclear(res);
+		*error = pstrdup("the registry is a database of this server itself (same system identifier), which cannot tell this server from another");
+		snowid_disconnect();
+		return false;
+	}
 	conn_schema = pstrdup(PQgetvalue(res, 0, 1));
 	PQclear(res);
 	return true;
@@ -397,14 +414,18 @@ snowid_connect(const char *conninfo, char **error)
  * (the holder, or the error) changes.
  */
 static void
-snowid_log_problem(const char *key, const char *msg)
+snowid_log_problem(const char *key, const char *msg, const char *detail)
 {
 	if (last_problem != NULL && strcmp(last_problem, key) == 0)
 		return;
 	if (last_problem != NULL)
 		pfree(last_problem);
 	last_problem = MemoryContextStrdup(TopMemoryContext, key);
-	ereport(WARNING, (errmsg("%s", msg)));
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("%s", msg),
+			 detail != NULL && detail[0] != '\0' ?
+			 errdetail("%s", snowid_sentence(detail)) : 0));
 }
 
 static void
@@ -453,7 +474,7 @@ snowid_publish_unreachable(const char *error)
 						node, timestamptz_to_str(fallback)),
 				 errdetail("The registry cannot be reached: %s.", error)));
 	}
-	snowid_log_problem(error, psprintf("snowid registry unreachable: %s", error));
+	snowid_log_problem(error, pstrdup("snowid registry unreachable"), error);
 	snowid_check_deadline();
 }
 
@@ -486,7 +507,7 @@ snowid_publish_answer(PGresult *res, TimestampTz sent_at)
 		if (moved || old_state != SNOWID_REGISTRY_OK)
 		{
 			/* a new grant: close, raise above the previous holder, open */
-			if (moved)
+			if (moved || !PQgetisnull(res, 0, 5) || !PQgetisnull(res, 0, 6))
 				snowid_gate_close();
 			if (!PQgetisnull(res, 0, 5) || !PQgetisnull(res, 0, 6))
 			{
@@ -516,7 +537,9 @@ snowid_publish_answer(PGresult *res, TimestampTz sent_at)
 		strlcpy(r->detail, detail, SNOWID_REGISTRY_TEXT);
 		SpinLockRelease(&r->mutex);
 
-		snowid_lease_persist(node, deadline, moved || old_state != SNOWID_REGISTRY_OK);
+		snowid_lease_persist(node, deadline,
+							 moved || old_state != SNOWID_REGISTRY_OK, NULL);
+		held_this_start = true;
 		snowid_gate_open(node);
 		if (moved || old_state != SNOWID_REGISTRY_OK)
 		{
@@ -533,6 +556,10 @@ snowid_publish_answer(PGresult *res, TimestampTz sent_at)
 	}
 
 	/* refused */
+	{
+		TimestampTz persisted;
+		char		predecessor[SNOWID_START_ID_LEN + 1];
+
 	snowid_gate_close();
 	pg_atomic_fetch_add_u64(&r->conflicts, 1);
 	SpinLockAcquire(&r->mutex);
@@ -546,15 +573,35 @@ snowid_publish_answer(PGresult *res, TimestampTz sent_at)
 	r->fallback_deadline = 0;
 	strlcpy(r->holder, holder, SNOWID_REGISTRY_TEXT);
 	strlcpy(r->detail, detail, SNOWID_REGISTRY_TEXT);
+	persisted = r->persisted_deadline;
+	memcpy(predecessor, r->predecessor, sizeof(predecessor));
 	SpinLockRelease(&r->mutex);
+
+	/*
+	 * Someone else holds the node: the lease in the local file is no longer
+	 * one to issue under after a restart.  Its start stays the one that last
+	 * held the node here, so that a crash-restart can still take it over.
+	 */
+	if (holder[0] != '\0' && persisted != 0 && node >= 0)
+		snowid_lease_persist(node, 0, true,
+							 held_this_start || predecessor[0] == '\0' ?
+							 NULL : predecessor);
+
 	if (holder[0] != '\0')
 		snowid_log_problem(psprintf("%d %s", node, holder),
-						   psprintf("snowid node %d is held by %s: this server issues no IDs (%s)",
-									node, holder, detail));
+						   psprintf("snowid node %d is held by %s: this server issues no IDs",
+									node, holder),
+						   detail);
+	else if (node >= 0)
+		snowid_log_problem(detail,
+						   psprintf("snowid registry refused node %d: this server issues no IDs",
+									node),
+						   detail);
 	else
 		snowid_log_problem(detail,
-						   psprintf("snowid registry refused node %d: this server issues no IDs (%s)",
-									node, detail));
+						   pstrdup("snowid registry assigned this server no node: it issues no IDs"),
+						   detail);
+	}
 }
 
 /* ---- one claim ---- */
@@ -752,7 +799,7 @@ snowid_release(void)
 	r->deadline = 0;
 	r->state = SNOWID_REGISTRY_CONNECTING;
 	SpinLockRelease(&r->mutex);
-	snowid_lease_persist(node, 0, true);
+	snowid_lease_persist(node, 0, true, NULL);
 	ereport(LOG, (errmsg("snowid released node %d at the registry", node)));
 }
 
@@ -798,6 +845,9 @@ snowid_registry_main(Datum main_arg)
 			SpinLockAcquire(&r->mutex);
 			if (r->state != SNOWID_REGISTRY_OFF)
 			{
+				int			node = r->node_id;
+				TimestampTz deadline = r->deadline;
+
 				r->state = SNOWID_REGISTRY_OFF;
 				r->deadline = 0;
 				r->registry[0] = '\0';
@@ -807,6 +857,15 @@ snowid_registry_main(Datum main_arg)
 					r->node_id = snowid_node_id;
 				SpinLockRelease(&r->mutex);
 				snowid_gate_off();
+				if (snowid_node_id >= 0 && node >= 0)
+					ereport(WARNING,
+							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+							 errmsg("snowid.registry was emptied: node %d is no longer checked by a registry",
+									node),
+							 deadline != 0 ?
+							 errdetail("The registry keeps this server's lease until about %s; after that it may grant node %d to another server, whose IDs would then collide with this server's.",
+									   timestamptz_to_str(deadline), node) : 0,
+							 errhint("Remove the registry from every member at once, or set it again.")));
 			}
 			else
 				SpinLockRelease(&r->mutex);
@@ -820,7 +879,22 @@ snowid_registry_main(Datum main_arg)
 			/* a registry named, or another one: start over with it */
 			snowid_disconnect();
 			if (conn_for != NULL)
+			{
+				/*
+				 * The old registry keeps this server's lease until it runs
+				 * out, then may grant the node to another of its members;
+				 * the new one knows nothing of the old one's grants.
+				 */
+				ereport(WARNING,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("snowid.registry now names another registry: this server issues nothing until it grants a node"),
+						 errdetail("Two registries do not know each other's leases: a node granted by both can be used by two servers."),
+						 errhint("Move every member to the new registry at once, and copy the old registry's tables into it first (pg_dump of its database).")));
+				SpinLockAcquire(&r->mutex);
+				r->state = SNOWID_REGISTRY_OFF;
+				SpinLockRelease(&r->mutex);
 				pfree(conn_for);
+			}
 			conn_for = MemoryContextStrdup(TopMemoryContext, snowid_registry_conninfo);
 			snowid_describe_registry(conn_for);
 			SpinLockAcquire(&r->mutex);
@@ -844,8 +918,14 @@ snowid_registry_main(Datum main_arg)
 		}
 		if (error != NULL)
 		{
-			if (got_sigterm || ConfigReloadPending)
+			if (got_sigterm)
+				continue;		/* the release drains what is in flight */
+			if (ConfigReloadPending)
+			{
+				/* a query may still be in flight: start over */
+				snowid_disconnect();
 				continue;
+			}
 			snowid_disconnect();
 			snowid_publish_unreachable(error);
 			pfree(error);

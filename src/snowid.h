@@ -39,8 +39,9 @@ typedef struct SnowidShared
 	char		pad2[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
 
 	/*
-	 * The gate (registry.c): 0 while this server may not issue, else its
-	 * node ID + 1.  Read by every caller, written only when the lease
+	 * The gate (registry.c): low half 0 while this server may not issue,
+	 * else its node ID + 1; high half a count of changes.  Read by every
+	 * caller, before and after it claims; written only when the lease
 	 * state changes.
 	 */
 	pg_atomic_uint64 gate;
@@ -62,6 +63,9 @@ extern SnowidShared *snowid_shared;
 
 extern void snowid_shmem_init(void);
 extern SnowidShared *snowid_require_shared(void);
+
+/* the node ID a gate word lets callers issue under, -1 if it is shut */
+#define SNOWID_GATE_NODE(gate) ((int32) ((gate) & UINT64CONST(0xFFFFFFFF)) - 1)
 
 /* registry.c: the node ID in force and the gate's error path */
 extern int	snowid_node_in_force(void);
