@@ -69,6 +69,10 @@ COMMENT ON VIEW snowid_registry_nodes IS
 
 REVOKE ALL ON snowid_registry_nodes FROM PUBLIC;
 GRANT SELECT ON snowid_registry_nodes TO pg_monitor;
+-- pg_dump of a database with snowid copies the rows of both tables: its
+-- owner may read them, as it may read snowid_ticket.
+GRANT SELECT ON snowid_registry_node, snowid_registry_settings TO pg_database_owner;
+GRANT SELECT ON snowid_registry_nodes TO pg_database_owner;
 
 -- A member's claim of a node ID, or the renewal of its lease: one call, one
 -- transaction, serialised with every other claim by the table lock (claims
@@ -272,7 +276,9 @@ BEGIN
 					 THEN 'this server has the same system identifier but neither held the node before nor was promoted from a standby: a copy of the holder, such as a clone made with pg_basebackup'
 					 ELSE 'it is free again once its holder releases it or its lease runs out'
 				END;
-			IF p_auto IS TRUE AND v_exclude IS NULL THEN
+			-- an assigned node moves to another free one, except for its own
+			-- successor, which takes it back once the old start is silent
+			IF p_auto IS TRUE AND v_exclude IS NULL AND v_successor IS NOT TRUE THEN
 				v_exclude := v_target;
 				v_target := NULL;
 				CONTINUE;

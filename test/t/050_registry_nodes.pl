@@ -290,7 +290,7 @@ like(status_of($c, 'detail'),
 	qr/^the registry's layout is .*sequence_bits 12.*; this server's is .*sequence_bits 11/,
 	'C\'s status detail names both layouts');
 like(next_error($c),
-	qr/ERROR:  55000: snowid registry refused node 3 to this server\n.*DETAIL:  the registry's layout is/s,
+	qr/ERROR:  55000: snowid registry refused node 3 to this server\n.*DETAIL:  The registry's layout is/s,
 	'on C, snowid_next() fails with 55000: refused, the layout in the detail');
 my ($ret) = $c->psql('postgres', 'SELECT count(*) FROM snowid_next_batch(10)');
 isnt($ret, 0, 'snowid_next_batch() fails on C too');
