@@ -428,6 +428,24 @@ snowid_registry_shmem_startup(void)
 	}
 }
 
+/* ---- reading the published state ---- */
+
+/* Copy what the worker publishes, consistently, into *copy. */
+static void
+snowid_registry_read(SnowidRegistryShared *r, SnowidRegistryShared *copy)
+{
+	SpinLockAcquire(&r->mutex);
+	copy->state = r->state;
+	copy->node_id = r->node_id;
+	copy->deadline = r->deadline;
+	copy->last_contact = r->last_contact;
+	copy->unreachable_since = r->unreachable_since;
+	memcpy(copy->registry, r->registry, sizeof(copy->registry));
+	memcpy(copy->holder, r->holder, sizeof(copy->holder));
+	memcpy(copy->detail, r->detail, sizeof(copy->detail));
+	SpinLockRelease(&r->mutex);
+}
+
 /* ---- the generator's error path ---- */
 
 static const char *
@@ -471,15 +489,7 @@ snowid_gate_closed(SnowidShared *shared, const SnowidLayout *layout)
 			return gate;
 		if (r == NULL)
 			break;
-		SpinLockAcquire(&r->mutex);
-		copy.state = r->state;
-		copy.node_id = r->node_id;
-		copy.deadline = r->deadline;
-		copy.unreachable_since = r->unreachable_since;
-		memcpy(copy.registry, r->registry, sizeof(copy.registry));
-		memcpy(copy.holder, r->holder, sizeof(copy.holder));
-		memcpy(copy.detail, r->detail, sizeof(copy.detail));
-		SpinLockRelease(&r->mutex);
+		snowid_registry_read(r, &copy);
 		if (copy.state != SNOWID_REGISTRY_CONNECTING ||
 			snowid_clock_monotonic_us() - wait_start >=
 			(int64) snowid_max_wait_ms * 1000)
@@ -568,14 +578,7 @@ snowid_registry_status(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	(void) snowid_require_shared();
 
-	SpinLockAcquire(&r->mutex);
-	copy.state = r->state;
-	copy.node_id = r->node_id;
-	copy.deadline = r->deadline;
-	copy.last_contact = r->last_contact;
-	memcpy(copy.registry, r->registry, sizeof(copy.registry));
-	memcpy(copy.detail, r->detail, sizeof(copy.detail));
-	SpinLockRelease(&r->mutex);
+	snowid_registry_read(r, &copy);
 
 	/* where the registry is: for those who may read the setting */
 	if (copy.state == SNOWID_REGISTRY_OFF || copy.registry[0] == '\0' ||
