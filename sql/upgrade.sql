@@ -79,6 +79,10 @@ SELECT snowid_ticket_next('upgrade_keep') FROM generate_series(1, 5);
 ALTER EXTENSION snowid UPDATE TO '1.3';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 SELECT served FROM snowid_ticket WHERE seqrelid = 'upgrade_keep'::regclass;
+-- 1.4 adds pools; the ticket of 1.1 still lives on.
+ALTER EXTENSION snowid UPDATE TO '1.4';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+SELECT snowid_ticket_next('upgrade_keep');
 DROP SEQUENCE upgrade_keep;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
