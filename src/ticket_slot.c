@@ -92,6 +92,15 @@
  * column) is served as before until ALTER EXTENSION UPDATE gives each
  * ticket its mark (the sequence's last value).
  *
+ * Pooled tickets (column pool of snowid_ticket set) take their blocks from
+ * their pool's ranges in this server's holdings (pool.c, snowid_pool_take:
+ * persisted by WAL and file before it returns) instead of nextval(); the
+ * backing sequence stays for the name, privileges, DROP and pg_dump, and
+ * the served mark does not apply.  Blocks of one pool never overlap, since
+ * the holdings hand out each value once.  With no range in hand the caller
+ * that finds the block used up waits (up to 10 s) for the worker to fetch
+ * one, then fails with 55000 (2200H once the pool is used up).
+ *
  * The caller that takes offset floor(count * snowid.ticket_prefetch / 100)
  * reserves the next block (under the slot lock, while others keep taking
  * values from the current one).  Callers that find the block used up wait
