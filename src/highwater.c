@@ -59,17 +59,13 @@
 #include "port/pg_crc32c.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
+#include "pool.h"
 #include "snowid.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "utils/timestamp.h"
 
-/*
- * Custom WAL resource manager ID.  Not (yet) registered on the PostgreSQL
- * wiki's list; change it here if it collides with another extension.
- */
-#define SNOWID_RMGR_ID 151
 #define SNOWID_RMGR_NAME "snowid"
 /* version 1.1: the bound as a timestamp (still replayed) */
 #define XLOG_SNOWID_RESERVE 0x00
@@ -1082,6 +1078,11 @@ snowid_redo(XLogReaderState *record)
 	uint64		position;
 	static bool logged = false;
 
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_SNOWID_POOL)
+	{
+		snowid_pool_redo(record);
+		return;
+	}
 	if (shared == NULL)
 		elog(PANIC, "snowid_redo: shared memory is not initialised");
 	snowid_record_bound(record, &b);
@@ -1121,6 +1122,11 @@ snowid_desc(StringInfo buf, XLogReaderState *record)
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	SnowidBound b;
 
+	if (info == XLOG_SNOWID_POOL)
+	{
+		snowid_pool_desc(buf, record);
+		return;
+	}
 	if (info != XLOG_SNOWID_RESERVE && info != XLOG_SNOWID_BOUND)
 		return;
 	snowid_record_bound(record, &b);
@@ -1144,6 +1150,8 @@ snowid_identify(uint8 info)
 			return "RESERVE";
 		case XLOG_SNOWID_BOUND:
 			return "BOUND";
+		case XLOG_SNOWID_POOL:
+			return "POOL";
 	}
 	return NULL;
 }

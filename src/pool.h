@@ -16,7 +16,10 @@
 #ifndef SNOWID_POOL_H
 #define SNOWID_POOL_H
 
+#include "access/xlogreader.h"
+#include "compat.h"
 #include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
 #include "port/atomics.h"
 #include "storage/latch.h"
 
@@ -67,10 +70,14 @@ extern void snowid_pool_shmem_startup(void);	/* loads snowid.pools */
  * range (fewer at its end), persisted as used before returning; false if
  * none is in hand (then error_none raises 2200H for an empty pool, 55000
  * otherwise).  Taking past half of the last range in hand wakes the worker.
+ * wait: none in hand, wait (interruptibly, up to 10 s, not at all without a
+ * registry) until one is, or the pool is empty, unknown or closed; true if
+ * that happened.  Taking on a standby is an error (25006).
  */
 extern int	snowid_pool_attach(const char *name, bool wait_facts);
 extern bool snowid_pool_take(int idx, int64 want, int64 *first, int64 *count);
-extern void snowid_pool_error_none(int idx) pg_attribute_noreturn();
+snowid_noreturn extern void snowid_pool_error_none(int idx);
+extern bool snowid_pool_wait(int idx);
 extern void snowid_pool_facts(int idx, Oid *typid, int64 *maxvalue,
 							  int64 *start);
 extern int64 snowid_pool_in_hand(int idx);
@@ -103,5 +110,9 @@ extern void snowid_pool_update_rate(TimestampTz now);
 extern double snowid_pool_rate(int idx);
 extern int	snowid_pool_close(int idx, SnowidPoolRange *tails);
 extern void snowid_pool_kept(int idx, SnowidPoolRange tail);
+
+/* pool.c: the WAL record XLOG_SNOWID_POOL of snowid's rmgr (highwater.c) */
+extern void snowid_pool_redo(XLogReaderState *record);
+extern void snowid_pool_desc(StringInfo buf, XLogReaderState *record);
 
 #endif							/* SNOWID_POOL_H */

@@ -431,7 +431,7 @@ snowid_registry_shmem_startup(void)
 /* ---- reading the published state ---- */
 
 /* Copy what the worker publishes, consistently, into *copy. */
-static void
+void
 snowid_registry_read(SnowidRegistryShared *r, SnowidRegistryShared *copy)
 {
 	SpinLockAcquire(&r->mutex);
@@ -448,7 +448,7 @@ snowid_registry_read(SnowidRegistryShared *r, SnowidRegistryShared *copy)
 
 /* ---- the generator's error path ---- */
 
-static const char *
+const char *
 snowid_state_name(SnowidRegistryState state)
 {
 	switch (state)

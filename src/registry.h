@@ -84,6 +84,9 @@ extern void snowid_lease_persist(int node_id, TimestampTz deadline,
 								 bool force, const char *start);
 extern char *snowid_sentence(const char *text);
 extern char *snowid_layout_text(void);
+extern void snowid_registry_read(SnowidRegistryShared *r,
+								 SnowidRegistryShared *copy);
+extern const char *snowid_state_name(SnowidRegistryState state);
 
 /* registry_worker.c */
 extern void snowid_registry_worker_register(void);

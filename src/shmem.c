@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "pool.h"
 #include "registry.h"
 #include "snowid.h"
 #include "storage/ipc.h"
@@ -38,6 +39,7 @@ snowid_shmem_request(void)
 	RequestAddinShmemSpace(snowid_registry_shmem_size());
 	RequestNamedLWLockTranche("snowid", 1);
 	snowid_ticket_shmem_request();
+	snowid_pool_shmem_request();
 }
 
 static void
@@ -74,6 +76,7 @@ snowid_shmem_startup(void)
 		snowid_highwater_load(snowid_shared);
 	}
 	snowid_ticket_shmem_startup();
+	snowid_pool_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 

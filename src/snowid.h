@@ -80,6 +80,15 @@ extern void snowid_ticket_init(void);
 extern void snowid_ticket_shmem_request(void);
 extern void snowid_ticket_shmem_startup(void);
 
+/*
+ * highwater.c: snowid's custom WAL resource manager.  Its ID is not (yet)
+ * registered on the PostgreSQL wiki's list; change it here if it collides
+ * with another extension.  Records: XLOG_SNOWID_RESERVE 0x00 and
+ * XLOG_SNOWID_BOUND 0x10 (highwater.c), XLOG_SNOWID_POOL 0x20 (pool.c).
+ */
+#define SNOWID_RMGR_ID 151
+#define XLOG_SNOWID_POOL 0x20
+
 /* highwater.c: the persisted high-water mark */
 extern void snowid_highwater_init(void);
 extern void snowid_highwater_load(SnowidShared *shared);

@@ -112,12 +112,13 @@ snowid_ticket_bad_argument(const char *what, const char *detail)
 Datum
 snowid_ticket_create(PG_FUNCTION_ARGS)
 {
-	text	   *name = PG_GETARG_TEXT_PP(0);
-	int32		shard = PG_GETARG_INT32(1);
-	int32		shards = PG_GETARG_INT32(2);
-	int32		block = PG_GETARG_INT32(3);
-	int64		start = PG_GETARG_INT64(4);
-	Oid			type = PG_GETARG_OID(5);
+	text	   *name;
+	int32		shard;
+	int32		shards;
+	int32		block;
+	int64		start;
+	Oid			type;
+	char	   *pool = NULL;
 	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	SnowidTicketSpec spec;
 	RangeVar   *rv;
@@ -128,10 +129,45 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 	int64		stamp = GetCurrentTimestamp();
 	Oid			save_userid;
 	int			save_sec_context;
-	Oid			argtypes[7] = {REGCLASSOID, INT4OID, INT4OID, INT4OID, INT8OID,
-	REGTYPEOID, INT8OID};
+	Oid			argtypes[8] = {REGCLASSOID, INT4OID, INT4OID, INT4OID, INT8OID,
+	REGTYPEOID, INT8OID, TEXTOID};
 	int			save_nestlevel;
-	Datum		args[7];
+	Datum		args[8];
+	int			nargs = 7;
+
+	/* strict in the first six (the function was STRICT before the pool) */
+	for (int i = 0; i < 6; i++)
+		if (PG_ARGISNULL(i))
+			PG_RETURN_NULL();
+	name = PG_GETARG_TEXT_PP(0);
+	shard = PG_GETARG_INT32(1);
+	shards = PG_GETARG_INT32(2);
+	block = PG_GETARG_INT32(3);
+	start = PG_GETARG_INT64(4);
+	type = PG_GETARG_OID(5);
+	/* a database still at 1.3 calls with six arguments */
+	if (PG_NARGS() > 6 && !PG_ARGISNULL(6))
+		pool = text_to_cstring(PG_GETARG_TEXT_PP(6));
+
+	if (pool != NULL)
+	{
+		int			idx;
+		int64		maxvalue;
+
+		if (shard != 0 || shards != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a pooled ticket sequence has no shards"),
+					 errdetail("Ticket sequences fed by pool \"%s\" take their values from the ranges it leases to this server; shard and shards must stay 0 and 1, not %d and %d.",
+							   pool, shard, shards),
+					 errhint("Leave out shard and shards.")));
+		if (block < 1)
+			snowid_ticket_bad_argument("block size",
+									   psprintf("The block size must be at least 1, not %d.", block));
+		/* the type and start are the pool's */
+		idx = snowid_pool_attach(pool, true);
+		snowid_pool_facts(idx, &type, &maxvalue, &start);
+	}
 
 	if (shards < 1)
 		snowid_ticket_bad_argument("number of shards",
@@ -216,15 +252,21 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 	args[4] = Int64GetDatum(start);
 	args[5] = ObjectIdGetDatum(type);
 	args[6] = Int64GetDatum(stamp);
+	if (pool != NULL)
+	{
+		args[7] = CStringGetTextDatum(pool);
+		nargs = 8;
+	}
 	sql = psprintf("INSERT INTO %s.snowid_ticket "
-				   "(seqrelid, shard, shards, block, start, type, stamp) "
-				   "VALUES ($1, $2, $3, $4, $5, $6, $7)",
-				   quote_identifier(get_namespace_name(extnsp)));
+				   "(seqrelid, shard, shards, block, start, type, stamp%s) "
+				   "VALUES ($1, $2, $3, $4, $5, $6, $7%s)",
+				   quote_identifier(get_namespace_name(extnsp)),
+				   pool != NULL ? ", pool" : "", pool != NULL ? ", $8" : "");
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(snowid_ticket_catalog_owner(extnsp),
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
-	if (SPI_execute_with_args(sql, 7, argtypes, args, NULL, false, 0) !=
+	if (SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 0) !=
 		SPI_OK_INSERT)
 		elog(ERROR, "registering ticket sequence %s failed", qualified);
 	SetUserIdAndSecContext(save_userid, save_sec_context);

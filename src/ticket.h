@@ -15,6 +15,7 @@
 #ifndef SNOWID_TICKET_H
 #define SNOWID_TICKET_H
 
+#include "pool.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
 #include "ticketmath.h"
@@ -41,6 +42,7 @@ typedef struct SnowidTicketSlot
 	Oid			relid;
 	int64		stamp;
 	SnowidTicketSpec spec;
+	int			pool_idx;		/* slot of its pool (pool.c), -1: striped */
 
 	/* under this slot's lock */
 	bool		next_valid;		/* next_first/next_count hold a block */
@@ -68,6 +70,8 @@ typedef struct SnowidTicketEntry
 	bool		valid;			/* settings read from the catalog */
 	int64		stamp;
 	SnowidTicketSpec spec;
+	char		pool[SNOWID_POOL_NAME_LEN];	/* "" for a striped ticket */
+	int			pool_idx;		/* its slot in pool.c, -1: striped */
 	TransactionId xmin;			/* that inserted the catalog row */
 	Oid			extnsp;			/* schema of the catalog table */
 	int			slot;			/* -1 until bound */

@@ -161,9 +161,12 @@ snowid_ticket_find_row(Oid extnsp, Oid relid, SnowidTicketEntry *entry)
 	Snapshot	snapshot;
 	HeapTuple	tup;
 	bool		found = false;
+	AttrNumber	pool_attnum;
 
 	if (!OidIsValid(catalog))
 		elog(ERROR, "table snowid_ticket of extension snowid not found");
+	/* column pool: from version 1.4 on */
+	pool_attnum = get_attnum(catalog, "pool");
 	rel = table_open(catalog, AccessShareLock);
 	if (RelationGetDescr(rel)->natts < 7)
 		elog(ERROR, "table snowid_ticket of extension snowid has %d columns",
@@ -197,6 +200,16 @@ snowid_ticket_find_row(Oid extnsp, Oid relid, SnowidTicketEntry *entry)
 		entry->spec.maxvalue =
 			snowid_ticket_type_max(DatumGetObjectId(values[5]));
 		entry->stamp = DatumGetInt64(values[6]);
+		entry->pool[0] = '\0';
+		if (pool_attnum > 0)
+		{
+			bool		isnull;
+			Datum		d = heap_getattr(tup, pool_attnum, desc, &isnull);
+
+			if (!isnull)
+				text_to_cstring_buffer(DatumGetTextPP(d), entry->pool,
+									   sizeof(entry->pool));
+		}
 		entry->xmin = HeapTupleHeaderGetXmin(tup->t_data);
 		found = true;
 	}
@@ -226,6 +239,9 @@ snowid_ticket_read_catalog(Oid extnsp, Oid relid, SnowidTicketEntry *entry)
 				 errmsg("settings of ticket sequence \"%s\" are invalid",
 						snowid_ticket_name(relid)),
 				 errdetail("The row of snowid_ticket has been changed by hand.")));
+	/* a pooled ticket: its pool's slot in this server's holdings */
+	entry->pool_idx = entry->pool[0] != '\0' ?
+		snowid_pool_attach(entry->pool, false) : -1;
 }
 
 /*
@@ -285,6 +301,8 @@ snowid_ticket_lookup(Oid relid, Oid fn_oid, bool check_acl)
 		entry->acl_user = InvalidOid;
 		snowid_ticket_read_catalog(extnsp, relid, &fresh);
 		entry->spec = fresh.spec;
+		memcpy(entry->pool, fresh.pool, sizeof(entry->pool));
+		entry->pool_idx = fresh.pool_idx;
 		entry->stamp = fresh.stamp;
 		entry->xmin = fresh.xmin;
 		entry->extnsp = extnsp;

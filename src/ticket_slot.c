@@ -92,6 +92,15 @@
  * column) is served as before until ALTER EXTENSION UPDATE gives each
  * ticket its mark (the sequence's last value).
  *
+ * Pooled tickets (column pool of snowid_ticket set) take their blocks from
+ * their pool's ranges in this server's holdings (pool.c, snowid_pool_take:
+ * persisted by WAL and file before it returns) instead of nextval(); the
+ * backing sequence stays for the name, privileges, DROP and pg_dump, and
+ * the served mark does not apply.  Blocks of one pool never overlap, since
+ * the holdings hand out each value once.  With no range in hand the caller
+ * that finds the block used up waits (up to 10 s) for the worker to fetch
+ * one, then fails with 55000 (2200H once the pool is used up).
+ *
  * The caller that takes offset floor(count * snowid.ticket_prefetch / 100)
  * reserves the next block (under the slot lock, while others keep taking
  * values from the current one).  Callers that find the block used up wait
@@ -455,6 +464,7 @@ snowid_ticket_bind(SnowidTicketEntry *entry)
 		slot->relid = entry->relid;
 		slot->stamp = entry->stamp;
 		slot->spec = entry->spec;
+		slot->pool_idx = entry->pool_idx;
 		slot->next_valid = false;
 		slot->no_more = false;
 		slot->blocks_reserved = 0;
@@ -576,6 +586,21 @@ snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 
 	if (slot->next_valid || slot->no_more)
 		return;
+	if (slot->pool_idx >= 0)
+	{
+		int64		first;
+		int64		count;
+
+		/* persisted by pool.c before it returns; no served mark needed */
+		if (snowid_pool_take(slot->pool_idx, entry->spec.block, &first, &count))
+		{
+			slot->next_first = first;
+			slot->next_count = (uint32) count;
+			slot->next_valid = true;
+			slot->blocks_reserved++;
+		}
+		return;
+	}
 	if (slot->served_bind != bind)
 	{
 		slot->served = snowid_ticket_served(entry->relid, name);
@@ -677,6 +702,16 @@ snowid_ticket_next_block(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	if (!slot->next_valid && slot->pool_idx >= 0)
+	{
+		/* no range in hand: wait for the worker to fetch one, then retry */
+		int			pool_idx = slot->pool_idx;
+
+		LWLockRelease(slot->lock);
+		if (snowid_pool_wait(pool_idx) && snowid_pool_in_hand(pool_idx) > 0)
+			return TAKE_RETRY;
+		snowid_pool_error_none(pool_idx);
+	}
 	if (!slot->next_valid)
 	{
 		LWLockRelease(slot->lock);
