@@ -21,7 +21,8 @@ OBJS = \
 	src/ticket.o \
 	src/registry.o \
 	src/registry_worker.o \
-	src/pool.o
+	src/pool.o \
+	src/pool_worker.o
 
 # One install script, sql/snowid.sql, built into the script of the current
 # version; beside it the frozen 1.0 script (the base that older versions

@@ -114,6 +114,7 @@ typedef struct SnowidPoolShared
 	LWLock	   *file_lock;
 	int			nused;			/* slots 0 .. nused - 1 are in use */
 	Latch	   *worker_latch;
+	pg_atomic_uint32 wake;		/* a taker woke the worker: serve the pools */
 	SnowidPoolState file_state[SNOWID_POOL_MAX];	/* under file_lock */
 	bool		file_used[SNOWID_POOL_MAX];
 	SnowidPoolSlot slots[SNOWID_POOL_MAX];
@@ -222,6 +223,7 @@ snowid_pool_shmem_startup(void)
 		LWLockPadded *locks = GetNamedLWLockTranche("snowid_pool");
 
 		memset(pool_shared, 0, sizeof(SnowidPoolShared));
+		pg_atomic_init_u32(&pool_shared->wake, 0);
 		pool_shared->table_lock = &locks[0].lock;
 		pool_shared->file_lock = &locks[1].lock;
 		for (int i = 0; i < SNOWID_POOL_MAX; i++)
@@ -631,6 +633,7 @@ snowid_pool_wake_worker(void)
 {
 	Latch	   *latch = pool_shared->worker_latch;
 
+	pg_atomic_write_u32(&pool_shared->wake, 1);
 	if (latch != NULL)
 		SetLatch(latch);
 }
@@ -941,6 +944,13 @@ snowid_pool_set_worker_latch(Latch *latch)
 {
 	if (pool_shared != NULL)
 		pool_shared->worker_latch = latch;
+}
+
+bool
+snowid_pool_wake_pending(void)
+{
+	return pool_shared != NULL &&
+		pg_atomic_exchange_u32(&pool_shared->wake, 0) != 0;
 }
 
 int

@@ -43,6 +43,7 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "postmaster/postmaster.h"
+#include "pool.h"
 #include "registry.h"
 #include "snowid.h"
 #include "storage/ipc.h"
@@ -188,6 +189,9 @@ snowid_worker_wait(int events, pgsocket sock, TimestampTz until)
 		{
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
+			/* an idle wait ends early when a pool needs a range */
+			if (sock == PGINVALID_SOCKET && snowid_pool_wake_pending())
+				return false;
 		}
 		if (rc & (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE))
 			return true;
@@ -324,6 +328,21 @@ snowid_exec(const char *sql, int nparams, const char *const *values,
 		return NULL;
 	}
 	return last;
+}
+
+/* For pool_worker.c: a query on the worker's connection to the registry. */
+PGresult *
+snowid_registry_exec(const char *sql, int nparams, const char *const *values,
+					 int timeout_ms, char **error)
+{
+	return snowid_exec(sql, nparams, values, timeout_ms, error);
+}
+
+/* The quoted schema of snowid in the registry (valid while connected). */
+const char *
+snowid_registry_schema(void)
+{
+	return conn_schema;
 }
 
 /* Connect, pin search_path and find the registry's schema; false with *error. */
@@ -762,7 +781,11 @@ snowid_release(void)
 	SpinLockRelease(&r->mutex);
 	if (conn == NULL || conn_schema == NULL || node < 0 ||
 		state != SNOWID_REGISTRY_OK)
+	{
+		/* keep the ranges in hand, exactly where they stand, for the next start */
+		snowid_pools_give_back(node, start, false);
 		return;
+	}
 
 	bound = snowid_highwater_issued_bound(snowid_shared, &last);
 	snprintf(node_text, sizeof(node_text), "%d", node);
@@ -781,9 +804,16 @@ snowid_release(void)
 	if (snowid_drain(TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 												 SNOWID_RELEASE_TIMEOUT_MS),
 					 &error))
+	{
+		/* the pools' unused tails first: the registry checks the lease */
+		snowid_pools_give_back(node, start, true);
 		res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error);
+	}
 	else
+	{
+		snowid_pools_give_back(node, start, false);
 		res = NULL;
+	}
 	releasing = false;
 	if (res == NULL)
 	{
@@ -818,6 +848,8 @@ snowid_registry_main(Datum main_arg)
 	r = snowid_registry;
 	if (r == NULL || snowid_shared == NULL)
 		proc_exit(0);
+	/* takers wake the worker when a pool needs a range */
+	snowid_pool_set_worker_latch(MyLatch);
 
 	for (;;)
 	{
@@ -914,7 +946,21 @@ snowid_registry_main(Datum main_arg)
 			snowid_connect(conn_for, &error))
 		{
 			if (snowid_claim(&error))
+			{
+				int			node;
+				SnowidRegistryState state;
+				char		start[SNOWID_START_ID_LEN + 1];
+
 				backoff_ms = 0;
+				SpinLockAcquire(&r->mutex);
+				node = r->node_id;
+				state = r->state;
+				memcpy(start, r->start_id, sizeof(start));
+				SpinLockRelease(&r->mutex);
+				/* ranges are granted to the holder of a node only */
+				if (state == SNOWID_REGISTRY_OK && node >= 0)
+					(void) snowid_pools_serve(node, start, &error);
+			}
 		}
 		if (error != NULL)
 		{

@@ -1,0 +1,375 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool_worker.c
+ *	  The registry worker's part in pools: asking the registry for ranges of
+ *	  the pools this server draws from, reporting the ranges it holds, and
+ *	  giving unused tails back at shutdown.
+ *
+ * Called by the registry worker (registry_worker.c) on its connection,
+ * only while this server holds its node lease: the registry grants ranges
+ * to a node, and checks that lease on every grant.
+ *
+ * Asking.  pool.c says which pool needs what (snowid_pool_need): the facts
+ * of a pool a taker just attached, a first range, or the next range once
+ * the last one in hand is half used, so that takers never wait on the
+ * network while a range is left.  A range is sized by time, not by count:
+ * the values taken per second lately times snowid.lease, so that a member
+ * keeps issuing through a registry outage as long as it keeps its node;
+ * at least SNOWID_POOL_MIN_RANGE.  The registry caps it by what is left
+ * and shrinks it near exhaustion.  A request carries a key that pool.c
+ * keeps until an answer for it arrives: a request whose reply was lost is
+ * sent again with the same key and gets the same range back, not a second
+ * one.  A range is persisted by pool.c (WAL, then its file) before any
+ * value of it is handed out.
+ *
+ * Reporting.  Every grant request, and once a heartbeat a report of all
+ * pools, tells the registry which ranges this server holds: a registry
+ * that lost a grant (asynchronous failover, restore from a backup) records
+ * them again and never hands them out a second time.
+ *
+ * Giving back.  At shutdown pool.c closes every pool (nothing more is
+ * handed out) and persists the truncation of every range at what was
+ * handed out; the unused tails go back to the registry, highest first, and
+ * the registry takes each back only if no grant went past it.  One it
+ * keeps is held again (persisted), for the next start; one whose answer is
+ * lost stays given up: never used twice, at worst wasted.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "catalog/pg_type_d.h"
+#include "libpq-fe.h"
+#include "lib/stringinfo.h"
+#include "pool.h"
+#include "registry.h"
+#include "snowid.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#define SNOWID_POOL_TIMEOUT_MS 10000
+#define SNOWID_POOL_RETURN_TIMEOUT_MS 3000	/* at shutdown, per tail */
+
+/* One pool name as an element of a text[] literal. */
+static void
+snowid_append_array_text(StringInfo buf, const char *s)
+{
+	appendStringInfoChar(buf, '"');
+	for (; *s; s++)
+	{
+		if (*s == '"' || *s == '\\')
+			appendStringInfoChar(buf, '\\');
+		appendStringInfoChar(buf, *s);
+	}
+	appendStringInfoChar(buf, '"');
+}
+
+/* The ranges held as two bigint[] literals. */
+static void
+snowid_held_arrays(const SnowidPoolRange *held, int nheld,
+				   StringInfo firsts, StringInfo lasts)
+{
+	appendStringInfoChar(firsts, '{');
+	appendStringInfoChar(lasts, '{');
+	for (int i = 0; i < nheld; i++)
+	{
+		if (i > 0)
+		{
+			appendStringInfoChar(firsts, ',');
+			appendStringInfoChar(lasts, ',');
+		}
+		appendStringInfo(firsts, INT64_FORMAT, held[i].first);
+		appendStringInfo(lasts, INT64_FORMAT, held[i].last);
+	}
+	appendStringInfoChar(firsts, '}');
+	appendStringInfoChar(lasts, '}');
+}
+
+/* The runway-sized amount to ask for: the recent rate times the lease. */
+static int64
+snowid_pool_want(int idx)
+{
+	double		rate = snowid_pool_rate(idx);
+	double		want = rate * (double) snowid_lease_s;
+
+	if (!(want >= (double) SNOWID_POOL_MIN_RANGE))
+		return SNOWID_POOL_MIN_RANGE;
+	if (want >= (double) PG_INT64_MAX / 2)
+		return PG_INT64_MAX / 2;
+	return (int64) want;
+}
+
+static Oid
+snowid_pool_type_oid(const char *text)
+{
+	Oid			typid = (Oid) strtoul(text, NULL, 10);
+
+	return typid == INT4OID || typid == INT8OID ? typid : InvalidOid;
+}
+
+/* Ask for what one pool needs; false with *error if no answer came. */
+static bool
+snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
+				const char *start, char **error)
+{
+	const char *schema = snowid_registry_schema();
+	char		node_text[16];
+	char		sysid_text[32];
+	char		want_text[32];
+	StringInfoData firsts;
+	StringInfoData lasts;
+	const char *values[8];
+	char	   *sql;
+	PGresult   *res;
+	const char *result;
+	Oid			typid = InvalidOid;
+	int64		maxvalue = 0;
+	int64		pool_start = 0;
+	const char *detail;
+
+	snprintf(node_text, sizeof(node_text), "%d", node);
+	snprintf(sysid_text, sizeof(sysid_text), UINT64_FORMAT, GetSystemIdentifier());
+	snprintf(want_text, sizeof(want_text), INT64_FORMAT, need->want);
+	initStringInfo(&firsts);
+	initStringInfo(&lasts);
+	snowid_held_arrays(need->held, need->nheld, &firsts, &lasts);
+	values[0] = need->name;
+	values[1] = node_text;
+	values[2] = sysid_text;
+	values[3] = start;
+	values[4] = need->request;
+	values[5] = want_text;
+	values[6] = firsts.data;
+	values[7] = lasts.data;
+	sql = psprintf("SELECT g.result, g.first_value, g.last_value, g.type::pg_catalog.oid, "
+				   "g.maxvalue, g.start, g.detail "
+				   "FROM %s.snowid_pool_grant($1::pg_catalog.text, $2::pg_catalog.int4, "
+				   "$3::pg_catalog.numeric, $4::pg_catalog.text, $5::pg_catalog.text, "
+				   "$6::pg_catalog.int8, $7::pg_catalog.int8[], $8::pg_catalog.int8[]) g",
+				   schema);
+	res = snowid_registry_exec(sql, 8, values, SNOWID_POOL_TIMEOUT_MS, error);
+	pfree(sql);
+	pfree(firsts.data);
+	pfree(lasts.data);
+	if (res == NULL)
+		return false;
+	if (PQntuples(res) != 1 || PQnfields(res) != 7)
+	{
+		PQclear(res);
+		*error = pstrdup("the registry's snowid_pool_grant() answered in an unknown form");
+		return false;
+	}
+	result = PQgetvalue(res, 0, 0);
+	if (!PQgetisnull(res, 0, 3))
+		typid = snowid_pool_type_oid(PQgetvalue(res, 0, 3));
+	if (!PQgetisnull(res, 0, 4))
+		maxvalue = strtoi64(PQgetvalue(res, 0, 4), NULL, 10);
+	if (!PQgetisnull(res, 0, 5))
+		pool_start = strtoi64(PQgetvalue(res, 0, 5), NULL, 10);
+	detail = PQgetisnull(res, 0, 6) ? "" : PQgetvalue(res, 0, 6);
+
+	if ((strcmp(result, "granted") == 0 || strcmp(result, "again") == 0) &&
+		!PQgetisnull(res, 0, 1) && !PQgetisnull(res, 0, 2) && typid != InvalidOid)
+	{
+		int64		first = strtoi64(PQgetvalue(res, 0, 1), NULL, 10);
+		int64		last = strtoi64(PQgetvalue(res, 0, 2), NULL, 10);
+
+		if (first > last || last > maxvalue)
+		{
+			PQclear(res);
+			*error = psprintf("the registry granted pool \"%s\" an impossible range", need->name);
+			return false;
+		}
+		snowid_pool_granted(idx, need->request, typid, maxvalue, pool_start,
+							first, last);
+	}
+	else if (strcmp(result, "info") == 0 && typid != InvalidOid)
+		snowid_pool_answered(idx, need->request, SNOWID_POOL_OK, typid,
+							 maxvalue, pool_start, detail);
+	else if (strcmp(result, "empty") == 0)
+		snowid_pool_answered(idx, need->request, SNOWID_POOL_EMPTY, typid,
+							 maxvalue, pool_start, detail);
+	else if (strcmp(result, "unknown") == 0)
+		snowid_pool_answered(idx, need->request, SNOWID_POOL_UNKNOWN, typid,
+							 maxvalue, pool_start, detail);
+	else if (strcmp(result, "wait") != 0)
+	{
+		/* refused (the lease ended meanwhile) or an answer we do not know */
+		ereport(LOG,
+				(errmsg("snowid registry did not grant a range of pool \"%s\": %s",
+						need->name, result),
+				 detail[0] ? errdetail("%s", snowid_sentence(detail)) : 0));
+	}
+	PQclear(res);
+	return true;
+}
+
+/*
+ * After a claim or renewal that left this server holding node `node`:
+ * ask for what the pools need and report what they hold.  False with
+ * *error if the registry stopped answering.
+ */
+bool
+snowid_pools_serve(int node, const char *start, char **error)
+{
+	int			n = snowid_pool_slots();
+	StringInfoData names;
+	StringInfoData firsts;
+	StringInfoData lasts;
+	int			reported = 0;
+	bool		ok = true;
+
+	if (n == 0)
+		return true;
+	snowid_pool_update_rate(GetCurrentTimestamp());
+
+	initStringInfo(&names);
+	initStringInfo(&firsts);
+	initStringInfo(&lasts);
+	appendStringInfoChar(&names, '{');
+	appendStringInfoChar(&firsts, '{');
+	appendStringInfoChar(&lasts, '{');
+	for (int idx = 0; idx < n && ok; idx++)
+	{
+		SnowidPoolNeed need;
+		bool		asked = false;
+
+		memset(&need, 0, sizeof(need));
+		if (snowid_pool_need(idx, snowid_pool_want(idx), &need))
+		{
+			if (!snowid_pool_ask(idx, &need, node, start, error))
+				ok = false;
+			asked = true;
+		}
+		/* the grant request carried the held ranges already */
+		if (asked || need.name[0] == '\0')
+			continue;
+		for (int i = 0; i < need.nheld; i++)
+		{
+			if (reported > 0)
+			{
+				appendStringInfoChar(&names, ',');
+				appendStringInfoChar(&firsts, ',');
+				appendStringInfoChar(&lasts, ',');
+			}
+			snowid_append_array_text(&names, need.name);
+			appendStringInfo(&firsts, INT64_FORMAT, need.held[i].first);
+			appendStringInfo(&lasts, INT64_FORMAT, need.held[i].last);
+			reported++;
+		}
+	}
+	appendStringInfoChar(&names, '}');
+	appendStringInfoChar(&firsts, '}');
+	appendStringInfoChar(&lasts, '}');
+
+	if (ok && reported > 0)
+	{
+		char		node_text[16];
+		char		sysid_text[32];
+		const char *values[6];
+		char	   *sql;
+		PGresult   *res;
+
+		snprintf(node_text, sizeof(node_text), "%d", node);
+		snprintf(sysid_text, sizeof(sysid_text), UINT64_FORMAT, GetSystemIdentifier());
+		values[0] = node_text;
+		values[1] = sysid_text;
+		values[2] = start;
+		values[3] = names.data;
+		values[4] = firsts.data;
+		values[5] = lasts.data;
+		sql = psprintf("SELECT %s.snowid_pool_report($1::pg_catalog.int4, $2::pg_catalog.numeric, "
+					   "$3::pg_catalog.text, $4::pg_catalog.text[], $5::pg_catalog.int8[], "
+					   "$6::pg_catalog.int8[])",
+					   snowid_registry_schema());
+		res = snowid_registry_exec(sql, 6, values, SNOWID_POOL_TIMEOUT_MS, error);
+		pfree(sql);
+		if (res == NULL)
+			ok = false;
+		else
+			PQclear(res);
+	}
+	pfree(names.data);
+	pfree(firsts.data);
+	pfree(lasts.data);
+	return ok;
+}
+
+/*
+ * At shutdown: close every pool and give the unused tails back.  connected:
+ * the registry can be asked (this server holds its node and has a
+ * connection); otherwise every tail is held again for the next start.
+ */
+void
+snowid_pools_give_back(int node, const char *start, bool connected)
+{
+	int			n = snowid_pool_slots();
+	char		node_text[16];
+	char		sysid_text[32];
+	int64		returned = 0;
+	int64		kept = 0;
+
+	snprintf(node_text, sizeof(node_text), "%d", node);
+	snprintf(sysid_text, sizeof(sysid_text), UINT64_FORMAT, GetSystemIdentifier());
+	for (int idx = 0; idx < n; idx++)
+	{
+		SnowidPoolRange tails[SNOWID_POOL_RANGES];
+		SnowidPoolNeed need;
+		int			ntails;
+
+		memset(&need, 0, sizeof(need));
+		(void) snowid_pool_need(idx, 0, &need);	/* for its name */
+		ntails = snowid_pool_close(idx, tails);
+		for (int i = 0; i < ntails; i++)
+		{
+			char		first_text[32];
+			const char *values[6];
+			char	   *sql;
+			char	   *error = NULL;
+			PGresult   *res;
+
+			if (!connected || need.name[0] == '\0')
+			{
+				snowid_pool_kept(idx, tails[i]);
+				kept += tails[i].last - tails[i].first + 1;
+				continue;
+			}
+			snprintf(first_text, sizeof(first_text), INT64_FORMAT, tails[i].first);
+			values[0] = need.name;
+			values[1] = node_text;
+			values[2] = sysid_text;
+			values[3] = start;
+			values[4] = first_text;
+			values[5] = first_text;
+			sql = psprintf("SELECT %s.snowid_pool_return($1::pg_catalog.text, $2::pg_catalog.int4, "
+						   "$3::pg_catalog.numeric, $4::pg_catalog.text, $5::pg_catalog.int8, "
+						   "$6::pg_catalog.int8)",
+						   snowid_registry_schema());
+			res = snowid_registry_exec(sql, 6, values, SNOWID_POOL_RETURN_TIMEOUT_MS, &error);
+			pfree(sql);
+			if (res == NULL)
+			{
+				/* sent, perhaps taken: never use it again */
+				ereport(LOG,
+						(errmsg("snowid could not give values " INT64_FORMAT " to " INT64_FORMAT " of pool \"%s\" back: %s",
+								tails[i].first, tails[i].last, need.name, error),
+						 errdetail("They are never issued by this server again.")));
+				connected = false;
+				continue;
+			}
+			if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "returned") == 0)
+				returned += tails[i].last - tails[i].first + 1;
+			else
+			{
+				snowid_pool_kept(idx, tails[i]);
+				kept += tails[i].last - tails[i].first + 1;
+			}
+			PQclear(res);
+		}
+	}
+	if (returned > 0 || kept > 0)
+		ereport(LOG,
+				(errmsg("snowid gave " INT64_FORMAT " unused pool values back to the registry and keeps " INT64_FORMAT " for the next start",
+						returned, kept)));
+}
