@@ -34,11 +34,11 @@ PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
 
 # pg_regress inputs live in sql/, outputs in expected/ (PGXS defaults).
-REGRESS = upgrade registry layout layout_change generator errors gucs ticket ticket_errors ticket_rewind security text
+REGRESS = upgrade registry pool layout layout_change generator errors gucs ticket ticket_errors ticket_rewind security text
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
 # (PostgreSQL 15's pg_isolation_regress has no --expecteddir).
-ISOLATION = concurrent_next ticket_boundary ticket_drop registry_claim
+ISOLATION = concurrent_next ticket_boundary ticket_drop registry_claim pool_grant
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=snowid
 
 # TAP tests in test/t, run by `make prove` only: they start servers of their

@@ -5,7 +5,8 @@
 --  * Nothing the extension runs internally follows the caller's search_path:
 --    not the catalog reads of snowid_ticket_next/_shard, not the SQL of
 --    snowid_ticket_create, not the view, its type check or the DROP trigger,
---    not the registry's claim and release functions or its view, and an
+--    not the registry's claim and release functions or its view, not the
+--    pool functions or views, and an
 --    install or an update binds nothing a user created.
 --
 
@@ -154,7 +155,22 @@ BEGIN
 		('-', 'timestamptz', 'interval', 'timestamptz'),
 		('*', 'bigint', 'interval', 'interval'),
 		('<=', 'bigint', 'integer', 'boolean'),
-		('/', 'bigint', 'numeric', 'numeric')) AS v(op, l, r, res)
+		('/', 'bigint', 'numeric', 'numeric'),
+		-- what the pool functions and views use
+		('>', 'numeric', 'integer', 'boolean'),
+		('>=', 'numeric', 'numeric', 'boolean'),
+		('+', 'numeric', 'numeric', 'numeric'),
+		('-', 'numeric', 'numeric', 'numeric'),
+		('/', 'numeric', 'numeric', 'numeric'),
+		('+', 'bigint', 'bigint', 'bigint'),
+		('-', 'bigint', 'bigint', 'bigint'),
+		('<', 'bigint', 'bigint', 'boolean'),
+		('<=', 'bigint', 'bigint', 'boolean'),
+		('>=', 'bigint', 'bigint', 'boolean'),
+		('>', 'timestamptz', 'timestamptz', 'boolean'),
+		('*', 'interval', 'double precision', 'interval'),
+		('!~', 'text', 'text', 'boolean'),
+		('||', 'text', 'bigint', 'text')) AS v(op, l, r, res)
 	LOOP
 		i := i + 1;
 		fn := 'public.hostile_op' || i;
@@ -185,7 +201,14 @@ BEGIN
 		('round', 'numeric, integer', 'numeric'),
 		('trim_scale', 'numeric', 'numeric'),
 		('extract', 'text, interval', 'numeric'),
-		('greatest', 'bigint, bigint', 'bigint')) AS v(name, args, res)
+		('greatest', 'bigint, bigint', 'bigint'),
+		('justify_hours', 'interval', 'interval'),
+		('ceil', 'numeric', 'numeric'),
+		('octet_length', 'text', 'integer'),
+		('cardinality', 'bigint[]', 'integer'),
+		('cardinality', 'text[]', 'integer'),
+		('array_fill', 'text, integer[]', 'text[]'),
+		('current_setting', 'text, boolean', 'text')) AS v(name, args, res)
 	LOOP
 		EXECUTE format('CREATE FUNCTION public.%I(%s) RETURNS %s LANGUAGE plpgsql '
 					   'AS $f$BEGIN PERFORM public.hostile(%L); RETURN %s; END$f$',
@@ -228,12 +251,16 @@ SELECT DISTINCT pg_describe_object(d.classid, d.objid, 0),
  WHERE (d.classid = 'pg_rewrite'::regclass AND
 		d.objid IN (SELECT oid FROM pg_rewrite
 					 WHERE ev_class IN (to_regclass('public.snowid_tickets'),
-										to_regclass('public.snowid_registry_nodes'))))
+										to_regclass('public.snowid_registry_nodes'),
+										to_regclass('public.snowid_pools'),
+										to_regclass('public.snowid_pool_ranges'))))
 	OR (d.classid = 'pg_constraint'::regclass AND
 		d.objid IN (SELECT oid FROM pg_constraint
 					 WHERE conrelid IN (to_regclass('public.snowid_ticket'),
 										to_regclass('public.snowid_registry_node'),
-										to_regclass('public.snowid_registry_settings'))))
+										to_regclass('public.snowid_registry_settings'),
+										to_regclass('public.snowid_pool'),
+										to_regclass('public.snowid_pool_range'))))
  ORDER BY 1, 2
 $$;
 
@@ -324,6 +351,74 @@ SELECT result, node_id, detail IS NOT NULL AS detail
 SELECT node_id, holder, state FROM snowid_registry_nodes
  ORDER BY node_id USING OPERATOR(pg_catalog.<);
 TRUNCATE snowid_registry_node, snowid_registry_settings;
+-- The same superuser runs the pool functions through every rule and reads
+-- the views, with nodes 1 and 2 claimed afresh: pools created (and refused:
+-- taken, odd name, bad type, start out of range, upstream without a
+-- registry), grants to both nodes, a repeated request, the facts only, a
+-- refusal, an unknown pool, grants shrinking near the end of an integer
+-- pool, then empty, a report of a lost grant and a grant above it, tails
+-- given back and kept, the owner of values.
+SELECT c.result, c.node_id
+  FROM (VALUES (1, 111), (2, 222)) AS a(node, sysid)
+ CROSS JOIN LATERAL snowid_registry_claim(a.node, false, 3, 'layout A', 'c', 'h',
+										  5432, a.sysid, 's' OPERATOR(pg_catalog.||) a.node,
+										  NULL, false, 600000, 5000, NULL) c;
+SELECT snowid_pool_create('sec_big'),
+	   snowid_pool_create('sec_int', 'integer', 2147483400);
+DO $$
+DECLARE
+	args text;
+BEGIN
+	FOREACH args IN ARRAY ARRAY['''sec_big''', ''' x''', '''t'', ''text''',
+								'''t'', ''integer'', 2147483648',
+								'''t'', upstream => true']
+	LOOP
+		BEGIN
+			EXECUTE 'SELECT snowid_pool_create(' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ')';
+		EXCEPTION WHEN OTHERS THEN
+			RAISE NOTICE '%', SQLSTATE;
+		END;
+	END LOOP;
+END
+$$;
+SELECT a.i, g.result, g.first_value, g.last_value, g.values_left,
+	   g.detail IS NOT NULL AS detail
+  FROM (VALUES (1, 'sec_big', 1, 'r1', 1000),
+			   (2, 'sec_big', 2, 'r1', 1000),
+			   (3, 'sec_big', 1, 'r1', 1000),
+			   (4, 'sec_big', 1, 'f', 0),
+			   (5, 'sec_big', 3, 'r1', 1000),
+			   (6, 'sec_none', 1, 'r1', 1000),
+			   (7, 'sec_int', 1, 'a', 1000),
+			   (8, 'sec_int', 2, 'b', 1000),
+			   (9, 'sec_int', 1, 'c', 1000),
+			   (10, 'sec_int', 2, 'd', 1000),
+			   (11, 'sec_int', 1, 'e', 1000),
+			   (12, 'sec_int', 2, 'f', 1000),
+			   (13, 'sec_int', 1, 'g', 1000),
+			   (14, 'sec_int', 2, 'h', 1000)) AS a(i, pool, node, request, want)
+ CROSS JOIN LATERAL snowid_pool_grant(a.pool, a.node, a.node OPERATOR(pg_catalog.*) 111,
+									  's' OPERATOR(pg_catalog.||) a.node,
+									  a.request, a.want, '{}', '{}') g
+ ORDER BY a.i USING OPERATOR(pg_catalog.<);
+SELECT snowid_pool_report(1, 111, 's1', '{sec_big}', '{5001}', '{6000}') AS recorded;
+SELECT result, first_value, last_value
+  FROM snowid_pool_grant('sec_big', 2, 222, 's2', 'r2', 1000, '{}', '{}');
+SELECT result, first_value, last_value
+  FROM snowid_pool_grant('sec_big', 1, 111, 's1', 'r2', 1000, '{7001}', '{8000}');
+SELECT snowid_pool_return('sec_big', 1, 111, 's1', 8001, 8501) AS back,
+	   snowid_pool_return('sec_big', 2, 222, 's2', 6001, 6501) AS kept;
+SELECT snowid_pool_owner('sec_big', 1) AS owner_1,
+	   snowid_pool_owner('sec_big', 5500) AS owner_5500,
+	   snowid_pool_owner('sec_big', 8600) AS owner_8600;
+SELECT name, type, next_value, values_left, granted_last_hour,
+	   time_left IS NOT NULL AS time_left
+  FROM snowid_pools ORDER BY name COLLATE "C";
+SELECT pool, node_id, first_value, last_value, returned, returned_from, reported
+  FROM snowid_pool_ranges
+ ORDER BY pool COLLATE "C", first_value USING OPERATOR(pg_catalog.<);
+TRUNCATE snowid_pool_range, snowid_pool, snowid_registry_node,
+		 snowid_registry_settings;
 RESET search_path;
 SELECT count(*) AS hostile_code_ran FROM hostile_ran;
 DROP CAST (pg_catalog.oid AS public.regtype);

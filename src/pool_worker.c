@@ -329,6 +329,8 @@ snowid_pools_give_back(int node, const char *start, bool connected)
 			char	   *error = NULL;
 			PGresult   *res;
 
+			if (tails[i].first > tails[i].last)
+				continue;		/* used up to its end */
 			if (!connected || need.name[0] == '\0')
 			{
 				snowid_pool_kept(idx, tails[i]);
