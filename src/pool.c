@@ -648,6 +648,24 @@ snowid_pool_find(const char *name)
 }
 
 /* The registry's state and why, as a sentence for messages. */
+/*
+ * Values of a pool are handed out only while this server may issue under
+ * its node, as IDs are: a clone, a server refused by the registry or one
+ * whose lease ran out holds ranges it must not use (its original may be
+ * using them).  Read once before and once after a take.
+ */
+static inline uint64
+snowid_pool_gate(void)
+{
+	return snowid_shared != NULL ? pg_atomic_read_u64(&snowid_shared->gate) : 0;
+}
+
+static bool
+snowid_pool_gate_open(void)
+{
+	return SNOWID_GATE_NODE(snowid_pool_gate()) >= 0;
+}
+
 static char *
 snowid_pool_registry_text(void)
 {
@@ -771,11 +789,27 @@ snowid_pool_wait(int idx)
 	{
 		bool		done;
 
+		/*
+		 * Shut gate: wait only for the first answer after start; a refusal
+		 * or a lease that ran out is reported at once.
+		 */
+		if (!snowid_pool_gate_open())
+		{
+			SnowidRegistryShared copy;
+
+			snowid_registry_read(snowid_registry, &copy);
+			if (copy.state != SNOWID_REGISTRY_CONNECTING)
+				return false;
+			done = false;
+		}
+		else
+		{
 		LWLockAcquire(slot->lock, LW_SHARED);
 		done = slot->st.nranges > 0 || slot->status == SNOWID_POOL_EMPTY ||
 			slot->status == SNOWID_POOL_UNKNOWN ||
 			slot->status == SNOWID_POOL_CLOSED;
 		LWLockRelease(slot->lock);
+		}
 		if (done)
 			return true;
 		CHECK_FOR_INTERRUPTS();
@@ -819,9 +853,13 @@ snowid_pool_take(int idx, int64 want, int64 *first, int64 *count)
 	uint64		n;
 	bool		wake;
 
+	uint64		gate = snowid_pool_gate();
+
 	Assert(want > 0);
 	if (RecoveryInProgress())
 		snowid_pool_refuse_standby(slot->st.name);
+	if (SNOWID_GATE_NODE(gate) < 0)
+		return false;			/* snowid_pool_error_none says why */
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	slot->demand = true;
 	snowid_state_settle(&slot->st, &slot->next_off);
@@ -852,6 +890,9 @@ snowid_pool_take(int idx, int64 want, int64 *first, int64 *count)
 	LWLockRelease(slot->lock);
 	if (wake)
 		snowid_pool_wake_worker();
+	/* the gate moved meanwhile (refusal, lease end): the block is a gap */
+	if (snowid_pool_gate() != gate)
+		return false;
 	return true;
 }
 
@@ -868,6 +909,13 @@ snowid_pool_error_none(int idx)
 	strlcpy(name, slot->st.name, sizeof(name));
 	strlcpy(detail, slot->detail, sizeof(detail));
 	LWLockRelease(slot->lock);
+
+	if (!snowid_pool_gate_open())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid hands out no values of pool \"%s\" while this server does not hold its node", name),
+				 errdetail("%s", snowid_pool_registry_text()),
+				 errhint("Pool values, like IDs, are issued only under the node lease of the registry: see snowid_registry_status().")));
 
 	if (status == SNOWID_POOL_EMPTY)
 		ereport(ERROR,
