@@ -79,11 +79,16 @@ SELECT snowid_ticket_next('upgrade_keep') FROM generate_series(1, 5);
 ALTER EXTENSION snowid UPDATE TO '1.3';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 SELECT served FROM snowid_ticket WHERE seqrelid = 'upgrade_keep'::regclass;
--- 1.4 adds pools; the ticket of 1.1 still lives on.
+-- 1.4 adds pools; the ticket of 1.1 still lives on, and so does one of 1.3.
+SELECT snowid_ticket_create('upgrade_13', 0, 1, 5);
+SELECT array_agg(snowid_ticket_next('upgrade_13')) FROM generate_series(1, 3);
 ALTER EXTENSION snowid UPDATE TO '1.4';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
-SELECT snowid_ticket_next('upgrade_keep');
-DROP SEQUENCE upgrade_keep;
+-- The row of the 1.3 ticket has one column fewer than the table now: the
+-- served mark of its next blocks is still raised in place.
+SELECT array_agg(snowid_ticket_next('upgrade_13')) FROM generate_series(1, 12);
+SELECT served, pool FROM snowid_ticket WHERE seqrelid = 'upgrade_13'::regclass;
+DROP SEQUENCE upgrade_keep, upgrade_13;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
   FROM pg_extension WHERE extname = 'snowid';

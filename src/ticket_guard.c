@@ -66,6 +66,7 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/tupmacs.h"
 #include "access/xact.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
@@ -358,6 +359,45 @@ snowid_ticket_row_updated_here(const char *name)
 }
 
 /*
+ * Where the value of fixed-width, not-null attribute attnum lies in a tuple
+ * (NULL if it is null or absent).  The served mark is raised by writing its
+ * eight bytes there: an in-place update must keep the row's length, and a
+ * row written before a later version added a column (pool, in 1.4) has
+ * fewer attributes than the table has now, so forming the row anew from the
+ * table's descriptor would lengthen it.
+ */
+static char *
+snowid_fixed_attr_pointer(HeapTuple tup, TupleDesc desc, int attnum)
+{
+	HeapTupleHeader th = tup->t_data;
+	char	   *tp = (char *) th + th->t_hoff;
+	bool		hasnulls = HeapTupleHasNulls(tup);
+	uint32		off = 0;
+
+	if (attnum > HeapTupleHeaderGetNatts(th))
+		return NULL;
+	for (int i = 0; i < attnum; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (hasnulls && att_isnull(i, th->t_bits))
+		{
+			if (i == attnum - 1)
+				return NULL;
+			continue;
+		}
+		if (att->attlen == -1)
+			off = att_align_pointer(off, att->attalign, -1, tp + off);
+		else
+			off = att_align_nominal(off, att->attalign);
+		if (i == attnum - 1)
+			return att->attlen == sizeof(int64) ? tp + off : NULL;
+		off = att_addlength_pointer(off, att->attlen, tp + off);
+	}
+	return NULL;
+}
+
+/*
  * Raise the served mark of ticket relid to block b, in place (not undone by
  * a rollback; WAL-logged, so replicated and recovered).  Refuses if the mark
  * is already at or above b.  Caller holds the slot lock and a
@@ -381,8 +421,6 @@ snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
 	ScanKeyData key;
 	bool		fixed;
 	int			col = Anum_ticket_served;
-	Datum		value = Int64GetDatum(b);
-	bool		isnull = false;
 
 	if (!OidIsValid(table))
 		snowid_ticket_gone(name);
@@ -402,6 +440,7 @@ snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
 		uint16		infomask;
 		bool		ok;
 		int64		served;
+		char	   *served_at;
 
 		scan = systable_beginscan(rel, snowid_primary_key_index(rel), true,
 								  NULL, 1, &key);
@@ -492,8 +531,20 @@ snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
 			table_close(rel, NoLock);
 			snowid_ticket_rewound(name, b, served, spec);
 		}
-		newtup = heap_modify_tuple_by_cols(tup, RelationGetDescr(rel), 1, &col,
-										   &value, &isnull);
+		/*
+		 * The row as it is, with only the mark changed: an in-place update
+		 * must not change its length, and a row written before a later
+		 * version added a column (pool, in 1.4) has fewer attributes than
+		 * the table now has.
+		 */
+		newtup = heap_copytuple(tup);
+		served_at = snowid_fixed_attr_pointer(newtup, RelationGetDescr(rel), col);
+		if (served_at == NULL)
+		{
+			heap_inplace_unlock(rel, tup, buffer);
+			elog(ERROR, "row of snowid_ticket for \"%s\" has no served mark", name);
+		}
+		memcpy(served_at, &b, sizeof(int64));
 		newtup->t_self = tup->t_self;
 		heap_inplace_update_and_unlock(rel, tup, newtup, buffer);
 		systable_endscan(scan);
