@@ -115,6 +115,7 @@ typedef struct SnowidPoolShared
 	int			nused;			/* slots 0 .. nused - 1 are in use */
 	Latch	   *worker_latch;
 	pg_atomic_uint32 wake;		/* a taker woke the worker: serve the pools */
+	bool		from_backup;	/* this start replays a base backup's WAL */
 	SnowidPoolState file_state[SNOWID_POOL_MAX];	/* under file_lock */
 	bool		file_used[SNOWID_POOL_MAX];
 	SnowidPoolSlot slots[SNOWID_POOL_MAX];
@@ -209,6 +210,8 @@ snowid_pool_shmem_request(void)
 }
 
 static void snowid_pool_load(void);
+static void snowid_pool_write_file(int idx, const SnowidPoolState *st,
+								   int elevel);
 
 /* Called under AddinShmemInitLock from the shmem startup hook. */
 void
@@ -483,18 +486,70 @@ snowid_pool_read_file(SnowidPoolState *states)
 	return n;
 }
 
+/*
+ * Give up every range of a state copied from another server: none is used
+ * again, nothing below the highest of them is handed out.  Returns the
+ * number of values given up.
+ */
+static int64
+snowid_state_give_up(SnowidPoolState *st)
+{
+	int64		dropped = 0;
+
+	for (int r = 0; r < st->nranges; r++)
+	{
+		dropped += st->ranges[r].last - st->ranges[r].first + 1;
+		if (st->ranges[r].last >= st->floor)
+			st->floor = st->ranges[r].last == PG_INT64_MAX ?
+				PG_INT64_MAX : st->ranges[r].last + 1;
+	}
+	st->nranges = 0;
+	st->durable_off = 0;
+	return dropped;
+}
+
 static void
 snowid_pool_load(void)
 {
 	SnowidPoolState states[SNOWID_POOL_MAX];
 	int			n = snowid_pool_read_file(states);
+	int64		dropped = 0;
+	int			last_idx = -1;
+
+	/*
+	 * A start from a base backup as a primary (backup_label present, no
+	 * standby.signal): a clone, or a restore.  The ranges in the file, and
+	 * in the WAL it replays, belong to the server it was copied from, which
+	 * may go on using them; give them up, with a floor above them, and a
+	 * change count above any record in that WAL, before recovery starts.
+	 */
+	bool		from_backup = access("backup_label", F_OK) == 0 &&
+		access("standby.signal", F_OK) != 0;
+
+	pool_shared->from_backup = from_backup;
 
 	for (int i = 0; i < n; i++)
 	{
-		int			idx = snowid_pool_slot_from_state(&states[i]);
+		int			idx;
 
+		if (from_backup)
+		{
+			dropped += snowid_state_give_up(&states[i]);
+			states[i].gen += UINT64CONST(1) << 40;
+		}
+		idx = snowid_pool_slot_from_state(&states[i]);
 		pool_shared->file_state[idx] = states[i];
 		pool_shared->file_used[idx] = true;
+		last_idx = idx;
+	}
+	if (from_backup && last_idx >= 0)
+	{
+		snowid_pool_write_file(last_idx, &pool_shared->file_state[last_idx], FATAL);
+		ereport(LOG,
+				(errmsg("snowid gave up the pool ranges this data directory was copied with (" INT64_FORMAT " values)",
+						dropped),
+				 errdetail("The server starts from a base backup (backup_label is present): the ranges belong to the server it was copied from."),
+				 errhint("This server asks the registry for ranges of its own.")));
 	}
 }
 
@@ -570,6 +625,9 @@ snowid_pool_redo(XLogReaderState *record)
 			 XLogRecGetDataLen(record), sizeof(SnowidPoolState));
 	memcpy(&st, XLogRecGetData(record), sizeof(st));
 	st.name[SNOWID_POOL_NAME_LEN - 1] = '\0';
+	/* the WAL of the server this one was copied from: not our ranges */
+	if (pool_shared->from_backup)
+		(void) snowid_state_give_up(&st);
 
 	LWLockAcquire(pool_shared->table_lock, LW_EXCLUSIVE);
 	for (int i = 0; i < pool_shared->nused; i++)
@@ -616,6 +674,9 @@ snowid_pool_desc(StringInfo buf, XLogReaderState *record)
 		return;
 	memcpy(&st, XLogRecGetData(record), sizeof(st));
 	st.name[SNOWID_POOL_NAME_LEN - 1] = '\0';
+	/* the WAL of the server this one was copied from: not our ranges */
+	if (pool_shared->from_backup)
+		(void) snowid_state_give_up(&st);
 	appendStringInfo(buf, "pool %s change " UINT64_FORMAT " used below offset "
 					 UINT64_FORMAT " floor " INT64_FORMAT " ranges",
 					 st.name, st.gen, st.durable_off, st.floor);

@@ -8,8 +8,10 @@
 # issued only under the node lease, like IDs), or it would issue the very
 # values P issues next.  Checked: every try on the clone fails with 55000
 # saying the server does not hold its node, P goes on, and no value is
-# shared.  A restart of P (clean) and a crash restart continue without
-# reusing a value.
+# shared.  It gave up the copied ranges at its first start (backup_label):
+# once given a node ID of its own, it issues values of its own ranges only.
+# A restart of P (clean) and a crash restart continue without reusing a
+# value.
 
 use strict;
 use warnings;
@@ -53,8 +55,8 @@ $clone->poll_query_until('postgres',
 	"SELECT state = 'conflict' FROM snowid_registry_status()")
   or die 'the clone was never refused';
 is( $clone->safe_psql('postgres',
-		'SELECT ranges > 0 FROM snowid_pool_holdings() WHERE pool = \'orders\''),
-	't', "the clone holds P's ranges (copied)");
+		'SELECT coalesce(sum(ranges), 0) FROM snowid_pool_holdings()'),
+	'0', "the clone holds none of P's ranges");
 
 # P goes on while the clone tries.
 $P->safe_psql('postgres',
@@ -76,6 +78,31 @@ my $shared = @clone_vals
 	"SELECT count(*) FROM vals WHERE v = ANY('{" . join(',', @clone_vals) . "}')")
   : 0;
 is($shared, 0, 'no value shared between the clone and P');
+like(slurp_file($clone->logfile),
+	qr/snowid gave up the pool ranges this data directory was copied with/,
+	'the clone logs that it gave up the ranges it was copied with');
+
+# The usual way to add a member: a clone given a node ID of its own.  It
+# holds its node legitimately now, and must still never use P's ranges.
+$clone->append_conf('postgresql.conf', "snowid.node_id = 6\n");
+$clone->restart;
+$clone->poll_query_until('postgres',
+	"SELECT state = 'ok' FROM snowid_registry_status()")
+  or die 'the clone never held node 6';
+$clone->safe_psql('postgres', q{
+CREATE TABLE clone_vals AS SELECT snowid_ticket_next('t') AS v FROM generate_series(1, 2000);
+});
+$P->safe_psql('postgres',
+	'INSERT INTO vals SELECT snowid_ticket_next(\'t\') FROM generate_series(1, 2000)');
+@clone_vals = split /\n/, $clone->safe_psql('postgres', 'SELECT v FROM clone_vals');
+is(scalar(@clone_vals), 2000, 'the clone, as node 6, issued 2000 pool values');
+$shared = $P->safe_psql('postgres',
+	"SELECT count(*) FROM vals WHERE v = ANY('{" . join(',', @clone_vals) . "}')");
+is($shared, '0', 'none of them is one of P\'s values');
+is( $reg->safe_psql('postgres',
+		"SELECT count(*) FROM unnest('{" . join(',', @clone_vals)
+		  . "}'::bigint[]) v WHERE snowid_pool_owner('orders', v) IS DISTINCT FROM 6"),
+	'0', 'every one of them lies in a range the registry granted node 6');
 $clone->stop('immediate');
 
 # Restarts of P: clean, then a crash; no value comes out twice.
