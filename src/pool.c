@@ -1055,6 +1055,17 @@ snowid_pool_set_worker_latch(Latch *latch)
 		pool_shared->worker_latch = latch;
 }
 
+/* A failure the worker met for pool idx, shown as its detail. */
+void
+snowid_pool_note(int idx, const char *detail)
+{
+	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	strlcpy(slot->detail, detail, SNOWID_POOL_DETAIL_LEN);
+	LWLockRelease(slot->lock);
+}
+
 bool
 snowid_pool_wake_pending(void)
 {
@@ -1310,8 +1321,23 @@ snowid_pool_kept(int idx, SnowidPoolRange tail)
 		LWLockRelease(slot->lock);
 		return;
 	}
-	st.ranges[st.nranges++] = tail;
-	if (st.nranges == 1)
+	/*
+	 * In order of value (the tails come highest first): a member's values
+	 * increase, so its ranges are used lowest first.  Only after close,
+	 * where nothing of ranges[0] has been handed out.
+	 */
+	{
+		int			j = st.nranges;
+
+		while (j > 0 && st.ranges[j - 1].first > tail.first)
+		{
+			st.ranges[j] = st.ranges[j - 1];
+			j--;
+		}
+		st.ranges[j] = tail;
+		st.nranges++;
+	}
+	if (st.nranges == 1 || slot->status == SNOWID_POOL_CLOSED)
 		st.durable_off = 0;
 	PG_TRY();
 	{
@@ -1324,7 +1350,7 @@ snowid_pool_kept(int idx, SnowidPoolRange tail)
 	}
 	PG_END_TRY();
 	slot->st = st;
-	if (st.nranges == 1)
+	if (st.nranges == 1 || slot->status == SNOWID_POOL_CLOSED)
 		slot->next_off = 0;
 	LWLockRelease(slot->lock);
 }

@@ -46,9 +46,37 @@
 #include "registry.h"
 #include "snowid.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #define SNOWID_POOL_TIMEOUT_MS 10000
+
+/* the registry refused a report: not asked again until the worker restarts */
+static bool report_refused = false;
+static char *last_failure = NULL;	/* last pool failure logged */
+
+/*
+ * The registry answered a pool's request with an error: log it once (until
+ * another one comes) and put it on the pool, for snowid_pool_holdings()
+ * and the error its takers get.
+ */
+static void
+snowid_pool_failed(int idx, const char *name, const char *error)
+{
+	char	   *msg = psprintf("pool \"%s\": %s", name, error);
+
+	if (last_failure == NULL || strcmp(last_failure, msg) != 0)
+	{
+		ereport(LOG,
+				(errmsg("snowid registry refused a request for %s", msg),
+				 errhint("Members need EXECUTE on snowid_pool_grant, snowid_pool_report and snowid_pool_return at the registry, and the registry snowid 1.4 or later.")));
+		if (last_failure != NULL)
+			pfree(last_failure);
+		last_failure = MemoryContextStrdup(TopMemoryContext, msg);
+	}
+	snowid_pool_note(idx, error);
+	pfree(msg);
+}
 #define SNOWID_POOL_RETURN_TIMEOUT_MS 3000	/* at shutdown, per tail */
 
 /* One pool name as an element of a text[] literal. */
@@ -239,7 +267,21 @@ snowid_pools_serve(int node, const char *start, char **error)
 		if (snowid_pool_need(idx, snowid_pool_want(idx), &need))
 		{
 			if (!snowid_pool_ask(idx, &need, node, start, error))
-				ok = false;
+			{
+				if (!snowid_registry_query_failed)
+					ok = false; /* no answer: the registry is unreachable */
+				else
+				{
+					/*
+					 * The registry answered with an error (no EXECUTE on
+					 * the pool functions, a registry still at 1.3): this
+					 * pool waits, the node lease and other pools go on.
+					 */
+					snowid_pool_failed(idx, need.name, *error);
+					pfree(*error);
+					*error = NULL;
+				}
+			}
 			asked = true;
 		}
 		/* the grant request carried the held ranges already */
@@ -263,7 +305,7 @@ snowid_pools_serve(int node, const char *start, char **error)
 	appendStringInfoChar(&firsts, '}');
 	appendStringInfoChar(&lasts, '}');
 
-	if (ok && reported > 0)
+	if (ok && reported > 0 && !report_refused)
 	{
 		char		node_text[16];
 		char		sysid_text[32];
@@ -285,10 +327,20 @@ snowid_pools_serve(int node, const char *start, char **error)
 					   snowid_registry_schema());
 		res = snowid_registry_exec(sql, 6, values, SNOWID_POOL_TIMEOUT_MS, error);
 		pfree(sql);
-		if (res == NULL)
+		if (res != NULL)
+			PQclear(res);
+		else if (!snowid_registry_query_failed)
 			ok = false;
 		else
-			PQclear(res);
+		{
+			/* not allowed to report: say so once; the lease goes on */
+			ereport(LOG,
+					(errmsg("snowid could not report its pool ranges to the registry: %s", *error),
+					 errhint("Grant EXECUTE on snowid_pool_grant, snowid_pool_report and snowid_pool_return to the role members connect as.")));
+			report_refused = true;
+			pfree(*error);
+			*error = NULL;
+		}
 	}
 	pfree(names.data);
 	pfree(firsts.data);
@@ -362,10 +414,22 @@ snowid_pools_give_back(int node, const char *start, bool connected)
 			}
 			if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "returned") == 0)
 				returned += tails[i].last - tails[i].first + 1;
-			else
+			else if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "kept") == 0)
 			{
 				snowid_pool_kept(idx, tails[i]);
 				kept += tails[i].last - tails[i].first + 1;
+			}
+			else
+			{
+				/*
+				 * The registry does not know the range (it lost the grant:
+				 * a failover or a restore) and may have granted it again:
+				 * never use it.
+				 */
+				ereport(LOG,
+						(errmsg("snowid gives up values " INT64_FORMAT " to " INT64_FORMAT " of pool \"%s\": the registry does not know them",
+								tails[i].first, tails[i].last, need.name),
+						 errdetail("A registry that lost a grant may have granted the same values to another member.")));
 			}
 			PQclear(res);
 		}

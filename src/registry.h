@@ -96,6 +96,7 @@ extern struct pg_result *snowid_registry_exec(const char *sql, int nparams,
 											  const char *const *values,
 											  int timeout_ms, char **error);
 extern const char *snowid_registry_schema(void);
+extern bool snowid_registry_query_failed;
 
 /* pool_worker.c: the worker's part in pools (ranges held by this server) */
 extern bool snowid_pools_serve(int node, const char *start, char **error);

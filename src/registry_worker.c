@@ -71,6 +71,9 @@ static char *last_problem = NULL;	/* last logged refusal or failure */
 static TimestampTz last_warning = 0;
 static bool held_this_start = false;	/* the registry granted the node once */
 
+/* the last failed query got an error answer: the connection is fine */
+bool		snowid_registry_query_failed = false;
+
 static void
 snowid_worker_sigterm(SIGNAL_ARGS)
 {
@@ -317,6 +320,8 @@ snowid_exec(const char *sql, int nparams, const char *const *values,
 			PQclear(last);
 		last = res;
 	}
+	if (last != NULL && PQresultStatus(last) != PGRES_TUPLES_OK)
+		snowid_registry_query_failed = true;
 	if (last == NULL || PQresultStatus(last) != PGRES_TUPLES_OK)
 	{
 		char	   *msg = last != NULL ?
@@ -335,6 +340,7 @@ PGresult *
 snowid_registry_exec(const char *sql, int nparams, const char *const *values,
 					 int timeout_ms, char **error)
 {
+	snowid_registry_query_failed = false;
 	return snowid_exec(sql, nparams, values, timeout_ms, error);
 }
 
