@@ -14,7 +14,10 @@
 #ifndef SNOWID_COMPAT_H
 #define SNOWID_COMPAT_H
 
+#include "catalog/pg_database.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/datetime.h"
 #include "utils/guc_tables.h"
 #include "utils/rel.h"
@@ -90,6 +93,20 @@ snowid_guc_extra_alloc(size_t size)
 	return guc_malloc(LOG, size);
 #else
 	return malloc(size);
+#endif
+}
+
+/*
+ * Does role own the current database (superusers do, as for every object)?
+ * 16 folded the pg_*_ownercheck functions into object_ownercheck().
+ */
+static inline bool
+snowid_owns_database(Oid role)
+{
+#if PG_VERSION_NUM >= 160000
+	return object_ownercheck(DatabaseRelationId, MyDatabaseId, role);
+#else
+	return pg_database_ownercheck(MyDatabaseId, role);
 #endif
 }
 

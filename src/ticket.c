@@ -164,6 +164,17 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 		if (block < 1)
 			snowid_ticket_bad_argument("block size",
 									   psprintf("The block size must be at least 1, not %d.", block));
+		/*
+		 * A pool is shared with other servers, and what this server takes
+		 * of it (blocks of a ticket that is then dropped, pools it names)
+		 * is gone for all of them: the database owner decides.
+		 */
+		if (!snowid_owns_database(GetUserId()))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to create a ticket sequence fed by pool \"%s\"", pool),
+					 errdetail("A pool's values are shared with the other members of the registry; only the owner of the database or a superuser may draw on it."),
+					 errhint("Ask the database owner to create the ticket sequence and grant you USAGE on it.")));
 		/* the type and start are the pool's */
 		idx = snowid_pool_attach(pool, true);
 		snowid_pool_facts(idx, &type, &maxvalue, &start);

@@ -61,6 +61,18 @@ for my $call ("snowid_pool_take('p1', 1)", "snowid_pool_skip('p1', 10)",
 is($primary->safe_psql('postgres', 'SELECT count(*) FROM snowid_pool_holdings()',
 		extra_params => [ '-U', 'joe' ]),
 	'0', 'snowid_pool_holdings() is for everyone');
+# A role that may create sequences but does not own the database may not
+# draw on a pool (shared with the other members); a striped ticket it may.
+$primary->safe_psql('postgres', 'CREATE SCHEMA joes AUTHORIZATION joe');
+($rc, $out, $err) = $primary->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT snowid_ticket_create('joes.pt', pool => 'p1')",
+	extra_params => [ '-U', 'joe' ]);
+like($err,
+	qr/42501: permission denied to create a ticket sequence fed by pool "p1"/,
+	'a pooled ticket by a role that does not own the database: 42501');
+is($primary->safe_psql('postgres', "SELECT snowid_ticket_create('joes.st')",
+		extra_params => [ '-U', 'joe' ]),
+	'joes.st', 'the same role creates a striped ticket');
 
 # 4.
 $primary->backup('base');
