@@ -126,9 +126,17 @@ ok( $dc->poll_query_until('postgres',
 my $a = start_member('member_dc', 1, $dc);        # of the datacenter
 my $b = start_member('member_global', 2, $global);    # of the global registry
 
-for my $r ([ 'A', $a ], [ 'B', $b ])
+# The first call of each ticket does not fail for want of a range (the
+# worker fetches one for a ticket that exists, or the call waits for it).
+my (@a_vals, @b_vals);
+for my $r ([ 'A', $a, \@a_vals ], [ 'B', $b, \@b_vals ])
 {
-	my ($who, $node) = @$r;
+	my ($who, $node, $list) = @$r;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nINSERT INTO vals(v) VALUES (snowid_ticket_next('t')) RETURNING v");
+	is($ret, 0, "member $who: the first snowid_ticket_next() after snowid_ticket_create() succeeds")
+	  or diag $err;
+	push @$list, $out if $ret == 0;
 	ok( $node->poll_query_until('postgres',
 			q{SELECT state = 'ok' AND values_in_hand > 0 FROM snowid_pool_holdings() WHERE pool = 'orders'}),
 		"member $who holds a range of orders")
@@ -137,14 +145,13 @@ for my $r ([ 'A', $a ], [ 'B', $b ])
 
 # Rounds, alternating, so that both members and the datacenter come back
 # for more ranges while the other draws from the same global pool.
-my (@a_vals, @b_vals);
 for my $round (1 .. 4)
 {
 	push @a_vals, take_values($a, 5000);
 	push @b_vals, take_values($b, 5000);
 }
-is(scalar(@a_vals), 20000, 'member A (datacenter) issued 20000 values');
-is(scalar(@b_vals), 20000, 'member B (global) issued 20000 values');
+cmp_ok(scalar(@a_vals), '>=', 20000, 'member A (datacenter) issued its values (' . scalar(@a_vals) . ')');
+cmp_ok(scalar(@b_vals), '>=', 20000, 'member B (global) issued its values (' . scalar(@b_vals) . ')');
 ok(strictly_increasing(@a_vals), 'member A: its values increase');
 ok(strictly_increasing(@b_vals), 'member B: its values increase');
 my %a_set = map { $_ => 1 } @a_vals;

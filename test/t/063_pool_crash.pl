@@ -70,10 +70,25 @@ sub make_ticket
 		"SELECT snowid_ticket_create('$ticket', pool => 'orders', block => $block);"
 		  . 'CREATE TABLE vals(seq bigserial, phase text NOT NULL, client integer NOT NULL DEFAULT 0, v bigint NOT NULL);'
 	);
+	return;
+}
+
+# The first value of $ticket in $db after $what (a ticket just created, a
+# restart): the call must not fail for want of a range (the worker fetches
+# one for a ticket that exists, or the call waits for it); then wait until
+# the member holds a range.  Returns the value (none if the call failed).
+sub take_first
+{
+	my ($node, $db, $ticket, $phase, $what) = @_;
+	my ($ret, $out, $err) = $node->psql($db,
+		"\\set VERBOSITY verbose\nINSERT INTO vals(phase, v) VALUES ('$phase', snowid_ticket_next('$ticket')) RETURNING v");
+	is($ret, 0, $node->name . ": the first snowid_ticket_next() $what succeeds")
+	  or diag $err;
 	ok( $node->poll_query_until($db,
 			q{SELECT state = 'ok' AND values_in_hand > 0 FROM snowid_pool_holdings() WHERE pool = 'orders'}),
-		$node->name . ": holds a range of orders");
-	return;
+		$node->name . ": holds a range of orders ($what)")
+	  or diag 'holdings: ' . $node->safe_psql($db, 'SELECT * FROM snowid_pool_holdings()');
+	return $ret == 0 ? ($out) : ();
 }
 
 # $n values of $ticket in $db; returns them in issue order.
@@ -173,12 +188,14 @@ my $conninfo =
 my $a = start_member('member_a', 1, $conninfo);
 $a->safe_psql('postgres', 'CREATE EXTENSION snowid');
 make_ticket($a, 'postgres', 't');
-my @a_vals = take_values($a, 'postgres', 't', 'first', 50);
+my @a_vals = take_first($a, 'postgres', 't', 'first', 'after snowid_ticket_create()');
+push @a_vals, take_values($a, 'postgres', 't', 'first', 50);
 
 my $b = start_member('member_b', 2, $conninfo);
 $b->safe_psql('postgres', 'CREATE EXTENSION snowid');
 make_ticket($b, 'postgres', 't');
-my @b_vals = take_values($b, 'postgres', 't', 'first', 50);
+my @b_vals = take_first($b, 'postgres', 't', 'first', 'after snowid_ticket_create()');
+push @b_vals, take_values($b, 'postgres', 't', 'first', 50);
 
 # ==== 1. clean shutdown ====
 
@@ -218,8 +235,10 @@ $a->start;
 $b->start;
 ok(wait_state($a, 'ok'), 'A restarted holds its node');
 ok(wait_state($b, 'ok'), 'B restarted holds its node');
-my @a_again = take_values($a, 'postgres', 't', 'after clean restart', 50);
-my @b_again = take_values($b, 'postgres', 't', 'after clean restart', 50);
+my @a_again = take_first($a, 'postgres', 't', 'after clean restart', 'after a clean restart (range kept)');
+push @a_again, take_values($a, 'postgres', 't', 'after clean restart', 50);
+my @b_again = take_first($b, 'postgres', 't', 'after clean restart', 'after a clean restart (tail returned)');
+push @b_again, take_values($b, 'postgres', 't', 'after clean restart', 50);
 cmp_ok(min_of(@a_again), '>', max_of(@a_vals), 'A continues above its values');
 cmp_ok($a_again[-1], '<=', $a_ranges[-1][1], 'A continues in the range it kept');
 cmp_ok(min_of(@b_again), '>', $b_max, 'B continues above its values');
@@ -245,7 +264,8 @@ crash_under_load($a, 'immediate stop', sub { $a->stop('immediate'); $a->start; }
 $b->safe_psql('postgres', 'CREATE DATABASE app');
 $b->safe_psql('app', 'CREATE EXTENSION snowid');
 make_ticket($b, 'app', 'tk');
-my @app_before = take_values($b, 'app', 'tk', 'before dump', 3000);
+my @app_before = take_first($b, 'app', 'tk', 'before dump', 'in database app');
+push @app_before, take_values($b, 'app', 'tk', 'before dump', 3000);
 my $dump = "$tmp/app.dump";
 $b->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $b->connstr('app') ],
 	'pg_dump of database app on B');
@@ -255,7 +275,7 @@ $b->command_ok([ 'pg_restore', '--exit-on-error', '-d', $b->connstr('app'), $dum
 	'pg_restore into a new database app on B');
 is($b->safe_psql('app', q{SELECT pool FROM snowid_ticket WHERE seqrelid = 'tk'::regclass}),
 	'orders', 'the restored ticket is still pooled on orders');
-is($b->safe_psql('app', 'SELECT count(*) FROM vals'), '3000', 'the values before the dump are restored');
+is($b->safe_psql('app', 'SELECT count(*) FROM vals'), scalar(@app_before), 'the values before the dump are restored');
 my @app_after = take_values($b, 'app', 'tk', 'after restore', 3000);
 is(scalar(@app_after), 3000, 'the restored ticket issues values');
 cmp_ok(min_of(@app_after), '>', max_of(@app_before), 'above every value before the dump');
@@ -267,9 +287,8 @@ my $c = start_member('member_c', 3, $conninfo);
 $c->safe_psql('postgres', 'CREATE DATABASE app');
 $c->command_ok([ 'pg_restore', '--exit-on-error', '-d', $c->connstr('app'), $dump ],
 	'pg_restore of the dump into database app on member C');
-ok( $c->poll_query_until('app', q{SELECT snowid_ticket_next('tk') > 0}),
-	'the restored ticket issues values on C');
-my @c_vals = take_values($c, 'app', 'tk', 'restored on C', 3000);
+my @c_vals = take_first($c, 'app', 'tk', 'restored on C', 'of the restored ticket on C');
+push @c_vals, take_values($c, 'app', 'tk', 'restored on C', 3000);
 is($c->safe_psql('app', 'SELECT count(*) - count(DISTINCT v) FROM vals'),
 	'0', 'on C, no collision with the restored values');
 is($reg->safe_psql('postgres', "SELECT snowid_pool_owner('orders', $c_vals[0])"),
