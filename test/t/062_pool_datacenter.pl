@@ -54,10 +54,10 @@ sub start_member
 		"cluster_name = '$name'\nsnowid.registry = '" . conninfo_of($reg, $name) . "'\n"
 		  . "snowid.lease = '60s'\n");
 	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	ok(wait_state($node, 'ok'), "$name holds its node");
 	$node->safe_psql(
 		'postgres', q{
-CREATE EXTENSION snowid;
 SELECT snowid_ticket_create('t', pool => 'orders');
 CREATE TABLE vals(seq bigserial, v bigint NOT NULL);
 });
@@ -110,9 +110,10 @@ my $dc = snowid_node('datacenter', 10,
 	"cluster_name = 'datacenter'\nsnowid.registry = '" . conninfo_of($global, 'datacenter') . "'\n"
 	  . "snowid.lease = '60s'\n");
 $dc->start;
+$dc->safe_psql('postgres', 'CREATE EXTENSION snowid');
 ok(wait_state($dc, 'ok'), 'the datacenter registry holds node 10 of the global registry');
 $dc->safe_psql('postgres',
-	"CREATE EXTENSION snowid; SELECT snowid_pool_create('orders', upstream => true);");
+	"SELECT snowid_pool_create('orders', upstream => true);");
 is( $dc->safe_psql('postgres',
 		q{SELECT upstream FROM snowid_pools WHERE name = 'orders'}),
 	't', 'datacenter: pool orders is drawn from upstream');

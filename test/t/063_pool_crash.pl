@@ -51,6 +51,7 @@ sub start_member
 		"cluster_name = '$name'\nsnowid.registry = '$conninfo application_name=$name'\n"
 		  . "snowid.lease = '60s'\n");
 	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	ok(wait_state($node, 'ok'), "$name holds its node");
 	return $node;
 }
@@ -186,13 +187,11 @@ my $conninfo =
   'host=' . $reg->host . ' port=' . $reg->port . ' dbname=postgres';
 
 my $a = start_member('member_a', 1, $conninfo);
-$a->safe_psql('postgres', 'CREATE EXTENSION snowid');
 make_ticket($a, 'postgres', 't');
 my @a_vals = take_first($a, 'postgres', 't', 'first', 'after snowid_ticket_create()');
 push @a_vals, take_values($a, 'postgres', 't', 'first', 50);
 
 my $b = start_member('member_b', 2, $conninfo);
-$b->safe_psql('postgres', 'CREATE EXTENSION snowid');
 make_ticket($b, 'postgres', 't');
 my @b_vals = take_first($b, 'postgres', 't', 'first', 'after snowid_ticket_create()');
 push @b_vals, take_values($b, 'postgres', 't', 'first', 50);
