@@ -152,7 +152,7 @@ sub crash_under_load
 {
 	my ($node, $phase, $how) = @_;
 	my $before = $node->safe_psql('postgres', 'SELECT count(*) FROM vals');
-	my $run = start_pgbench($node, $phase, 2, 30,
+	my $run = start_pgbench($node, $phase, 2, 15,
 		"INSERT INTO vals(phase, client, v) VALUES ('$phase', :client_id, snowid_ticket_next('t'));");
 	ok( $node->poll_query_until('postgres',
 			"SELECT count(*) >= $before + 2000 FROM vals"),
@@ -255,7 +255,9 @@ crash_under_load(
 	$a, 'backend killed',
 	sub {
 		my $pid = $a->safe_psql('postgres',
-			q{SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1});
+			q{SELECT pid FROM pg_stat_activity
+			  WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
+			    AND query LIKE '%snowid_ticket_next%' LIMIT 1});
 		ok($pid =~ /^\d+$/ && kill('KILL', $pid), "kill -9 of a pgbench backend ($pid) of A");
 	});
 crash_under_load($a, 'immediate stop', sub { $a->stop('immediate'); $a->start; });
