@@ -1231,17 +1231,27 @@ snowid_pool_update_rate(TimestampTz now)
 		SnowidPoolSlot *slot = &pool_shared->slots[i];
 
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		if (slot->rate_at != 0 && now > slot->rate_at)
+		if (slot->rate_at == 0)
 		{
+			slot->rate_at = now;
+			slot->rate_taken = slot->taken;
+		}
+		else if (now - slot->rate_at >= USECS_PER_SEC)
+		{
+			/*
+			 * Over a second at least: the worker also runs right after a
+			 * taker woke it, and a block taken a moment ago would make a
+			 * rate of millions a second out of a few milliseconds.
+			 */
 			double		secs = (double) (now - slot->rate_at) / 1e6;
 			double		seen = (double) (slot->taken - slot->rate_taken) / secs;
 			/* weigh the last minute most */
 			double		w = Min(1.0, secs / 60.0);
 
 			slot->rate = slot->rate == 0 ? seen : slot->rate + w * (seen - slot->rate);
+			slot->rate_at = now;
+			slot->rate_taken = slot->taken;
 		}
-		slot->rate_at = now;
-		slot->rate_taken = slot->taken;
 		LWLockRelease(slot->lock);
 	}
 }

@@ -26,7 +26,7 @@
 #define SNOWID_POOL_MAX 16		/* pools one server can draw from */
 #define SNOWID_POOL_RANGES 4	/* ranges in hand per pool */
 #define SNOWID_POOL_NAME_LEN 64
-#define SNOWID_POOL_MIN_RANGE 1000	/* smallest range asked for */
+#define SNOWID_POOL_MIN_RANGE 10000	/* smallest range asked for */
 #define SNOWID_POOL_REQUEST_LEN 96
 
 typedef struct SnowidPoolRange

@@ -708,7 +708,14 @@ snowid_ticket_next_block(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 		int			pool_idx = slot->pool_idx;
 
 		LWLockRelease(slot->lock);
-		if (snowid_pool_wait(pool_idx) && snowid_pool_in_hand(pool_idx) > 0)
+		/*
+		 * Retry once a range came, even if another caller took all of it
+		 * meanwhile: that caller installed a block in this slot, which the
+		 * retry finds (or it waits again for the next range).
+		 */
+		if (snowid_pool_wait(pool_idx) &&
+			(snowid_pool_in_hand(pool_idx) > 0 ||
+			 (uint32) (pg_atomic_read_u64(&slot->cur) >> 32) != g))
 			return TAKE_RETRY;
 		snowid_pool_error_none(pool_idx);
 	}

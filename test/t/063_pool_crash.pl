@@ -280,7 +280,18 @@ crash_under_load(
 			    AND query LIKE '%snowid_ticket_next%' LIMIT 1});
 		ok($pid =~ /^\d+$/ && kill('KILL', $pid), "kill -9 of a pgbench backend ($pid) of A");
 	});
-crash_under_load($a, 'immediate stop', sub { $a->stop('immediate'); $a->start; });
+# After a crash the new start takes its node over once the old one has
+# been silent 5 s; until then it hands out no pool value (as no ID).
+crash_under_load(
+	$a,
+	'immediate stop',
+	sub {
+		$a->stop('immediate');
+		$a->start;
+		$a->poll_query_until('postgres',
+			"SELECT state = 'ok' FROM snowid_registry_status()")
+		  or die 'member_a never held its node again after the immediate stop';
+	});
 
 # ==== 3. pg_dump/restore ====
 
