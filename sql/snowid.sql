@@ -754,7 +754,7 @@ SELECT p.name,
 	   l.values_left,
 	   p.upstream,
 	   g.granted AS granted_last_hour,
-	   CASE WHEN g.granted OPERATOR(pg_catalog.>) 0 THEN
+	   CASE WHEN g.granted OPERATOR(pg_catalog.>) 0 AND l.values_left IS NOT NULL THEN
 			pg_catalog.justify_hours('1 hour'::pg_catalog.interval OPERATOR(pg_catalog.*)
 				least(l.values_left OPERATOR(pg_catalog./) g.granted,
 					  87600000::pg_catalog.numeric)::pg_catalog.float8)
