@@ -107,7 +107,8 @@ PG_FUNCTION_INFO_V1(snowid_next_batch);
 
 static uint64 snowid_reserve(SnowidShared *shared, const SnowidLayout *layout,
 							 uint32 n);
-static uint64 snowid_take(SnowidShared *shared, const SnowidLayout *layout);
+static inline uint64 snowid_take(SnowidShared *shared,
+								 const SnowidLayout *layout);
 
 /*
  * The gate this server issues under, or an error: during recovery, or
@@ -118,7 +119,10 @@ snowid_require_gate(SnowidShared *shared, const SnowidLayout *layout)
 {
 	uint64		gate;
 
-	if (unlikely(RecoveryInProgress()))
+	static bool recovery_over = false;
+
+	/* recovery never comes back in a running backend: ask until it is over */
+	if (unlikely(!recovery_over) && !(recovery_over = !RecoveryInProgress()))
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot generate snowids during recovery"),
@@ -321,41 +325,44 @@ snowid_jump(SnowidShared *shared, const SnowidLayout *layout,
 	return pg_atomic_fetch_add_u64(&shared->next_position, 1);
 }
 
-/*
- * snowid_next()'s claim: one position taken with one fetch-add, then
- * checked against a clock reading taken after it (see the header comment
- * for why this is sound).  A position that fails a check for good (its
- * tick is behind the clock, a wait would exceed max_wait, the layout is
- * used up, an error) is a gap; one that is only early (beyond max_lead
- * within max_wait, or beyond the persisted reservation) is kept while the
- * caller waits for the clock or for the renewal, then checked again.
- */
-static uint64
-snowid_take(SnowidShared *shared, const SnowidLayout *layout)
+/* What snowid_take's inline checks need, set once per backend. */
+static int64 take_margin_us = -1;	/* the coarse margin, 0: none */
+static int64 take_margin_ticks;	/* it in ticks; PG_INT64_MAX: never */
+static int64 take_renew_ticks;	/* renew early when no more ticks are left */
+
+static pg_noinline void
+snowid_take_init(const SnowidLayout *layout)
 {
-	static int64 margin_us = -1;
-	static int64 margin_ticks;
+	take_margin_us = snowid_clock_coarse_margin_us();
+	take_margin_ticks = take_margin_us > 0 ?
+		take_margin_us / layout->tick_us : PG_INT64_MAX;
+	take_renew_ticks = snowid_highwater_window_ticks(layout) / 2;
+}
+
+/*
+ * The whole check of a position claimed by snowid_take(), for what its
+ * inline checks leave: a fresh tick, a stream behind the clock or too far
+ * ahead of it, the reservation running low, a possible clock step.  A
+ * position that fails a check for good (its tick is behind the clock, a
+ * wait would exceed max_wait, the layout is used up, an error) is a gap;
+ * one that is only early (beyond max_lead within max_wait, or beyond the
+ * persisted reservation) is kept while the caller waits for the clock or
+ * for the renewal, then checked again.  fine_after is an exact reading
+ * taken after the claim, or 0.  Returns the position to issue.
+ */
+static pg_noinline uint64
+snowid_take_slow(SnowidShared *shared, const SnowidLayout *layout,
+				 uint64 position, uint64 reserved, TimestampTz fine_after)
+{
 	const int	shift = layout->sequence_bits;
 	const uint64 mask = snowid_sequence_mask(layout);
 	const int64 max_lead_us = (int64) snowid_max_lead_ms * 1000;
-	uint64		position;
-	uint64		reserved;
-	int64		tick;
+	const int64 margin_us = take_margin_us;
+	int64		tick = (int64) (position >> shift);
 	int64		wall_tick;
 	int64		wait_start = 0;
 	TimestampTz start;
 	TimestampTz now;
-
-	if (unlikely(margin_us < 0))
-	{
-		margin_us = snowid_clock_coarse_margin_us();
-		margin_ticks = margin_us / layout->tick_us;
-	}
-
-	position = pg_atomic_fetch_add_u64(&shared->next_position, 1);
-	/* the line the fetch-add just took: no further memory traffic */
-	reserved = pg_atomic_read_u64(&shared->reserved_position);
-	tick = (int64) (position >> shift);
 
 	/*
 	 * Far ahead of the clock (a bulk statement drawing IDs faster than the
@@ -366,8 +373,8 @@ snowid_take(SnowidShared *shared, const SnowidLayout *layout)
 	 * last (normally no later than now).  Reserved bounds every position
 	 * below the layout's end.
 	 */
-	if (margin_us != 0 && max_lead_us >= margin_us &&
-		(cached_tick < 0 || tick - cached_tick >= margin_ticks) &&
+	if (fine_after == 0 && margin_us != 0 && max_lead_us >= margin_us &&
+		(cached_tick < 0 || tick - cached_tick >= take_margin_ticks) &&
 		likely(position < reserved) &&
 		snowid_tick_start_near(layout, tick, &start))
 	{
@@ -387,7 +394,7 @@ snowid_take(SnowidShared *shared, const SnowidLayout *layout)
 				if ((position & mask) == 0)
 					pg_atomic_fetch_add_u64(&shared->ticks_borrowed, 1);
 				if (unlikely((int64) (reserved >> shift) - tick <=
-							 snowid_highwater_window_ticks(layout) / 2))
+							 take_renew_ticks))
 					snowid_highwater_renew(shared, layout, tick, tick, false);
 				snowid_count_issued(shared, 1, position);
 				return position;
@@ -398,7 +405,8 @@ snowid_take(SnowidShared *shared, const SnowidLayout *layout)
 	/* The exact path: a fine reading after the claim decides. */
 	for (;;)
 	{
-		now = snowid_clock_now();
+		now = fine_after != 0 ? fine_after : snowid_clock_now();
+		fine_after = 0;
 		wall_tick = snowid_wall_tick(layout, now);
 
 		if (unlikely(position >= snowid_position_end(layout)))
@@ -453,8 +461,7 @@ snowid_take(SnowidShared *shared, const SnowidLayout *layout)
 
 	if (unlikely(tick > wall_tick && (position & mask) == 0))
 		pg_atomic_fetch_add_u64(&shared->ticks_borrowed, 1);
-	if (unlikely((int64) (reserved >> shift) - tick <=
-				 snowid_highwater_window_ticks(layout) / 2))
+	if (unlikely((int64) (reserved >> shift) - tick <= take_renew_ticks))
 		snowid_highwater_renew(shared, layout, tick, wall_tick, false);
 	snowid_count_issued(shared, 1, position);
 	if (unlikely(wait_start != 0))
@@ -464,6 +471,69 @@ snowid_take(SnowidShared *shared, const SnowidLayout *layout)
 								snowid_clock_monotonic_us() - wait_start);
 	}
 	return position;
+}
+
+/*
+ * snowid_next()'s claim: one position taken with one fetch-add, then
+ * checked against a clock reading taken after it (see the header comment
+ * for why this is sound).  Inline, the two common cases with nothing to
+ * do but count: the position lies in the wall tick this backend remembers
+ * and the exact clock still reads that tick; or the position continues a
+ * tick far ahead of the coarse clock and within max_lead of it.  Both need
+ * the reservation to hold more than half a window beyond the position (so
+ * it lies below the reservation and the layout's end), and no sign of a
+ * clock step.  Anything else goes to snowid_take_slow() with the position.
+ */
+static inline uint64
+snowid_take(SnowidShared *shared, const SnowidLayout *layout)
+{
+	const int	shift = layout->sequence_bits;
+	uint64		position;
+	uint64		reserved;
+	int64		tick;
+
+	if (unlikely(take_margin_us < 0))
+		snowid_take_init(layout);
+
+	position = pg_atomic_fetch_add_u64(&shared->next_position, 1);
+	/* the line the fetch-add just took: no further memory traffic */
+	reserved = pg_atomic_read_u64(&shared->reserved_position);
+	tick = (int64) (position >> shift);
+
+	if (likely((int64) (reserved >> shift) - tick > take_renew_ticks &&
+			   cached_tick >= 0))
+	{
+		if (tick == cached_tick)
+		{
+			TimestampTz now = snowid_clock_now();
+
+			if (likely(now >= cached_start &&
+					   now - cached_start < layout->tick_us))
+			{
+				snowid_count_issued(shared, 1, position);
+				return position;
+			}
+			return snowid_take_slow(shared, layout, position, reserved, now);
+		}
+		else if (tick - cached_tick >= take_margin_ticks &&
+				 tick - cached_tick < SNOWID_NEAR_TICKS &&
+				 (position & snowid_sequence_mask(layout)) != 0)
+		{
+			TimestampTz start = cached_start +
+			(tick - cached_tick) * layout->tick_us;
+			TimestampTz coarse = snowid_clock_now_coarse();
+
+			if (likely(start - coarse >= take_margin_us &&
+					   start - coarse <= (int64) snowid_max_lead_ms * 1000 &&
+					   pg_atomic_read_u64(&shared->clock_seen) <=
+					   (uint64) coarse + SNOWID_REGRESSION_THRESHOLD_US))
+			{
+				snowid_count_issued(shared, 1, position);
+				return position;
+			}
+		}
+	}
+	return snowid_take_slow(shared, layout, position, reserved, 0);
 }
 
 /*

@@ -112,17 +112,16 @@ snowid_shmem_init(void)
 	shmem_startup_hook = snowid_shmem_startup;
 }
 
-/* The shared state, or an error saying how to get it. */
-SnowidShared *
-snowid_require_shared(void)
+/* The error of snowid_require_shared() (snowid.h). */
+void
+snowid_shared_missing(void)
 {
-	if (unlikely(snowid_shared == NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowid must be loaded via shared_preload_libraries"),
-				 errdetail("Generating IDs needs snowid's shared memory; the decoding functions work without it."),
-				 errhint("Add snowid to shared_preload_libraries in postgresql.conf and restart the server.")));
-	return snowid_shared;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("snowid must be loaded via shared_preload_libraries"),
+			 errdetail("Generating IDs needs snowid's shared memory; the decoding functions work without it."),
+			 errhint("Add snowid to shared_preload_libraries in postgresql.conf and restart the server.")));
+	pg_unreachable();
 }
 
 /* IDs issued since the shared memory was set up: the sum of the counts. */

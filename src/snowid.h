@@ -87,7 +87,16 @@ typedef struct SnowidShared
 extern SnowidShared *snowid_shared;
 
 extern void snowid_shmem_init(void);
-extern SnowidShared *snowid_require_shared(void);
+extern void snowid_shared_missing(void) pg_attribute_noreturn();
+
+/* The shared state, or an error saying how to get it. */
+static inline SnowidShared *
+snowid_require_shared(void)
+{
+	if (unlikely(snowid_shared == NULL))
+		snowid_shared_missing();
+	return snowid_shared;
+}
 extern uint64 snowid_ids_issued(SnowidShared *shared);
 extern bool snowid_last_issued(SnowidShared *shared, uint64 *position);
 
