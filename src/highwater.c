@@ -407,10 +407,11 @@ snowid_highwater_issued_bound(SnowidShared *shared, int64 *last)
 	int32		node = Max(snowid_node_in_force(), 0);
 	uint64		reserved = pg_atomic_read_u64(&shared->reserved_position);
 	uint64		next = pg_atomic_read_u64(&shared->next_position);
+	uint64		last_position;
 
 	*last = -1;
-	if (pg_atomic_read_u64(&shared->ids_issued) > 0 && next > 0)
-		*last = snowid_id_from_position(layout, next - 1, node);
+	if (snowid_last_issued(shared, &last_position))
+		*last = snowid_id_from_position(layout, last_position, node);
 	if (reserved == 0 && next == 0)
 		return 0;
 	return snowid_bound_of_position(layout, Max(reserved, next), node);

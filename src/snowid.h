@@ -24,15 +24,34 @@ extern void snowid_guc_init(void);
 extern void snowid_current_layout(SnowidLayout *layout, int *node_id);
 
 /* shmem.c: the instance-wide state */
+
+/*
+ * What one backend (its PGPROC number) issued, summed on read: only its
+ * owner writes it, with plain stores, so counting costs no locked
+ * instruction and no cache line shared with other backends.
+ */
+typedef union SnowidBackendCount
+{
+	struct
+	{
+		pg_atomic_uint64 ids_issued;
+		pg_atomic_uint64 last_position; /* of the last ID, if ids_issued > 0 */
+	}			c;
+	char		pad[PG_CACHE_LINE_SIZE];
+} SnowidBackendCount;
+
 typedef struct SnowidShared
 {
-	/* the generator: next position not yet issued (CAS by every caller) */
+	/*
+	 * The generator: the first position not yet claimed (fetch-add by every
+	 * caller of snowid_next(), compare-and-swap for a jump to a fresh tick
+	 * and for batches), and the bound below which positions may be issued.
+	 * reserved_position is read right after the claim, from the line the
+	 * claim just took; nothing else lives on this line.
+	 */
 	pg_atomic_uint64 next_position;
-	/* positions below this are covered by the persisted high-water mark */
 	pg_atomic_uint64 reserved_position;
-	/* IDs issued since start: counted on the line the CAS already owns */
-	pg_atomic_uint64 ids_issued;
-	char		pad[PG_CACHE_LINE_SIZE - 3 * sizeof(pg_atomic_uint64)];
+	char		pad[PG_CACHE_LINE_SIZE - 2 * sizeof(pg_atomic_uint64)];
 
 	/* latest clock reading that started a fresh tick (for regressions) */
 	pg_atomic_uint64 clock_seen;
@@ -49,7 +68,9 @@ typedef struct SnowidShared
 	pg_atomic_uint64 reserved_until;
 	LWLock	   *renew_lock;		/* serialises renewals of the reservation */
 
-	/* statistics */
+	/* statistics (rare events; IDs issued are counted per backend below) */
+	pg_atomic_uint64 ids_issued_other;	/* by a process without a slot */
+	pg_atomic_uint64 last_position_other;	/* its highest, if any issued */
 	pg_atomic_uint64 ticks_borrowed;
 	pg_atomic_uint64 waits;
 	pg_atomic_uint64 wait_us;
@@ -57,12 +78,27 @@ typedef struct SnowidShared
 	pg_atomic_uint64 regressions;
 	pg_atomic_uint64 largest_regression_us;
 	pg_atomic_uint64 renewals;
+
+	/* IDs issued, one count per PGPROC number, each on its own line */
+	int			nbackend_counts;
+	SnowidBackendCount backend_counts[FLEXIBLE_ARRAY_MEMBER];
 } SnowidShared;
 
 extern SnowidShared *snowid_shared;
 
 extern void snowid_shmem_init(void);
-extern SnowidShared *snowid_require_shared(void);
+extern void snowid_shared_missing(void) pg_attribute_noreturn();
+
+/* The shared state, or an error saying how to get it. */
+static inline SnowidShared *
+snowid_require_shared(void)
+{
+	if (unlikely(snowid_shared == NULL))
+		snowid_shared_missing();
+	return snowid_shared;
+}
+extern uint64 snowid_ids_issued(SnowidShared *shared);
+extern bool snowid_last_issued(SnowidShared *shared, uint64 *position);
 
 /* the node ID a gate word lets callers issue under, -1 if it is shut */
 #define SNOWID_GATE_NODE(gate) ((int32) ((gate) & UINT64CONST(0xFFFFFFFF)) - 1)

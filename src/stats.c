@@ -4,7 +4,10 @@
  *	  snowid_stats(): what the generator has done since the server started.
  *
  * Reads the atomics in SnowidShared without a lock; each value is exact,
- * the row as a whole is not a single snapshot.
+ * the row as a whole is not a single snapshot.  ids_issued and last_id
+ * come from the backends' own counts, summed (shmem.c); last_id is the
+ * highest ID issued, not the stream's next position, which may lie above
+ * positions claimed and dropped.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,14 +28,15 @@ snowid_stats(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[11];
 	bool		nulls[11] = {false};
-	uint64		next = pg_atomic_read_u64(&shared->next_position);
+	uint64		last = 0;
+	bool		issued = snowid_last_issued(shared, &last);
 	uint64		until = pg_atomic_read_u64(&shared->reserved_until);
 	double		lead_ms = 0.0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	values[0] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->ids_issued));
+	values[0] = Int64GetDatum((int64) snowid_ids_issued(shared));
 	values[1] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->ticks_borrowed));
 	values[2] = Int64GetDatum((int64) pg_atomic_read_u64(&shared->waits));
 	values[3] = Float8GetDatum((double) pg_atomic_read_u64(&shared->wait_us) / 1000.0);
@@ -41,18 +45,18 @@ snowid_stats(PG_FUNCTION_ARGS)
 	values[6] = Float8GetDatum((double) pg_atomic_read_u64(&shared->largest_regression_us) / 1000.0);
 
 	/* last_id: only once something was issued and the node is known */
-	if (next > 0 && snowid_node_in_force() >= 0)
-		values[7] = Int64GetDatum(snowid_id_from_position(layout, next - 1,
+	if (issued && snowid_node_in_force() >= 0)
+		values[7] = Int64GetDatum(snowid_id_from_position(layout, last,
 														  snowid_node_in_force()));
 	else
 		nulls[7] = true;
 
 	/* lead: how far the last issued tick starts ahead of the clock */
-	if (next > 0)
+	if (issued)
 	{
 		TimestampTz start;
 
-		if (snowid_tick_start(layout, (int64) ((next - 1) >> layout->sequence_bits),
+		if (snowid_tick_start(layout, (int64) (last >> layout->sequence_bits),
 							  &start))
 			lead_ms = Max(0.0, (double) (start - snowid_clock_now()) / 1000.0);
 	}

@@ -177,7 +177,8 @@ run_suite() {
 
 	echo "== benchmark smoke (proves the suite runs; times nothing)"
 	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55449 bash "$SNOWID_SRC/test/bench/run.sh" --smoke >bench.log 2>&1 &&
-		grep -q '^| snowid_next |' bench.log && grep -q '^## 7. Instructions per ID' bench.log && ! grep -qE '\b(nan|inf)\b' bench.log; then
+		grep -q '^| snowid_next |' bench.log && grep -q '^## 7. Instructions per ID' bench.log &&
+		grep -q '^## 8. Two bulk sessions' bench.log && ! grep -qE '\b(nan|inf)\b' bench.log; then
 		echo "  bench smoke ... ok"
 		major_passed=$((major_passed + 1))
 	else
@@ -194,7 +195,16 @@ run_suite() {
 		echo "  registry bench smoke ... FAILED"
 		major_failed=$((major_failed + 1))
 	fi
-	echo "logs: $work/{regress,isolation,tap,bench,bench-registry}.log"
+	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55455 bash "$SNOWID_SRC/test/bench/inserts.sh" --smoke >bench-inserts.log 2>&1 &&
+		grep -q '^| snowid_hash8 |' bench-inserts.log && ! grep -qE '\b(nan|inf)\b' bench-inserts.log; then
+		echo "  inserts bench smoke ... ok"
+		major_passed=$((major_passed + 1))
+	else
+		tail -40 bench-inserts.log
+		echo "  inserts bench smoke ... FAILED"
+		major_failed=$((major_failed + 1))
+	fi
+	echo "logs: $work/{regress,isolation,tap,bench,bench-registry,bench-inserts}.log"
 	cd "$SNOWID_SRC" || return
 }
 

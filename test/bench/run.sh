@@ -286,6 +286,16 @@ if [ "$CG_N" -gt 0 ] && command -v valgrind >/dev/null; then
 	done
 fi
 
+# Two sessions at once need a layout whose ceiling is not in play: a
+# server of its own (parallel.sh, which also measures one session there
+# and on the default layout).
+echo "== 8. two bulk sessions at once (test/bench/parallel.sh)"
+par_md=""
+if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_OUT="$out" SNOWID_BENCH_PORT=$((${SNOWID_BENCH_PORT:-55439} + 4)) \
+	bash "$bench_dir/parallel.sh" $([ $mode = smoke ] && echo --smoke) >"$out/parallel.log" 2>&1; then
+	par_md=$(sed '1,2d' "$out/parallel.md")
+fi
+
 echo "== 6. shared memory"
 shmem=$(q -c "SELECT coalesce(string_agg(name || ': ' || allocated_size || ' bytes', ', ' ORDER BY name), 'none') FROM pg_shmem_allocations WHERE name LIKE 'snowid%'")
 shmem_slot=$(q -c "SELECT coalesce(max(allocated_size / current_setting('snowid.ticket_slots')::int || ' bytes per ticket slot (' || current_setting('snowid.ticket_slots') || ' slots, table header included)'), 'no ticket slots') FROM pg_shmem_allocations WHERE name = 'snowid_ticket'")
@@ -366,6 +376,12 @@ host="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/m
 		echo "The bulk statement in a single-user backend, for $CG_N and $((2 * CG_N)) rows; instructions per row from the difference, the same in every run. Under valgrind the backend runs far slower than the layout's ticks, so snowid_next() never runs ahead of the clock and always takes its exact path, and clock_gettime() is a system call whose kernel side is not counted."
 		echo
 		printf '%s' "$cg_md"
+	fi
+	if [ -n "$par_md" ]; then
+		echo
+		echo "## 8. Two bulk sessions at once (16-bit sequence layout)"
+		echo
+		echo "$par_md"
 	fi
 } >"$out/results.md"
 
