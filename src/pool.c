@@ -116,6 +116,7 @@ typedef struct SnowidPoolShared
 	Latch	   *worker_latch;
 	pg_atomic_uint32 wake;		/* a taker woke the worker: serve the pools */
 	bool		from_backup;	/* this start replays a base backup's WAL */
+	TimestampTz key_epoch;		/* when this shared memory was set up */
 	SnowidPoolState file_state[SNOWID_POOL_MAX];	/* under file_lock */
 	bool		file_used[SNOWID_POOL_MAX];
 	SnowidPoolSlot slots[SNOWID_POOL_MAX];
@@ -185,6 +186,9 @@ snowid_state_settle(SnowidPoolState *st, uint64 *next_off)
 			*next_off = Max(*next_off, (uint64) st->floor - (uint64) r->first);
 		if (*next_off < size && r->last >= st->floor)
 			break;
+		/* used up: no range at or below it is ever taken again */
+		if (r->last >= st->floor)
+			st->floor = r->last == PG_INT64_MAX ? PG_INT64_MAX : r->last + 1;
 		snowid_state_drop(st, 0);
 		*next_off = 0;
 		st->durable_off = 0;
@@ -227,6 +231,13 @@ snowid_pool_shmem_startup(void)
 
 		memset(pool_shared, 0, sizeof(SnowidPoolShared));
 		pg_atomic_init_u32(&pool_shared->wake, 0);
+		/*
+		 * Request keys must never repeat: a crash restart of the backends
+		 * (restart_after_crash) keeps the postmaster's start identity but
+		 * starts the request count over, and the registry answers a key it
+		 * knows with the range it granted under it.
+		 */
+		pool_shared->key_epoch = GetCurrentTimestamp();
 		pool_shared->table_lock = &locks[0].lock;
 		pool_shared->file_lock = &locks[1].lock;
 		for (int i = 0; i < SNOWID_POOL_MAX; i++)
@@ -1108,8 +1119,9 @@ snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need)
 			const char *start = snowid_registry != NULL ?
 				snowid_registry->start_id : "";
 
-			snprintf(slot->request, SNOWID_POOL_REQUEST_LEN, "%s-" UINT64_FORMAT,
-					 start, ++slot->nrequests);
+			snprintf(slot->request, SNOWID_POOL_REQUEST_LEN,
+					 "%s-" INT64_FORMAT "-" UINT64_FORMAT,
+					 start, pool_shared->key_epoch, ++slot->nrequests);
 		}
 		strlcpy(need->request, slot->request, SNOWID_POOL_REQUEST_LEN);
 	}
@@ -1159,11 +1171,15 @@ snowid_pool_granted(int idx, const char *request, Oid typid, int64 maxvalue,
 		why = "the range lies outside the pool's values";
 	else if (st.nranges >= SNOWID_POOL_RANGES)
 		why = "this server holds as many ranges of the pool as it can";
+	else if (first < st.floor)
+		why = "the range lies below values this server has handed out";
 	for (int i = 0; why == NULL && i < st.nranges; i++)
 		if (first <= st.ranges[i].last && last >= st.ranges[i].first)
 			why = "the range overlaps one this server holds";
 	if (why != NULL)
 	{
+		/* ask afresh next time, under a new key */
+		slot->request[0] = '\0';
 		LWLockRelease(slot->lock);
 		ereport(WARNING,
 				(errmsg("snowid ignores range [" INT64_FORMAT ", " INT64_FORMAT "] of pool \"%s\" from the registry",
