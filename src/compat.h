@@ -17,6 +17,7 @@
 #include "catalog/pg_database.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/datetime.h"
 #include "utils/guc_tables.h"
@@ -93,6 +94,20 @@ snowid_guc_extra_alloc(size_t size)
 	return guc_malloc(LOG, size);
 #else
 	return malloc(size);
+#endif
+}
+
+/*
+ * This process's number among the PGPROCs (-1 without one): 17 replaced
+ * PGPROC.pgprocno by MyProcNumber.
+ */
+static inline int
+snowid_my_proc_number(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return MyProc != NULL ? (int) MyProcNumber : -1;
+#else
+	return MyProc != NULL ? MyProc->pgprocno : -1;
 #endif
 }
 

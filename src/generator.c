@@ -252,10 +252,11 @@ snowid_wall_tick(const SnowidLayout *layout, TimestampTz now)
 static inline void
 snowid_count_issued(SnowidShared *shared, uint64 n, uint64 last)
 {
-	if (likely(MyProc != NULL && MyProc->pgprocno >= 0 &&
-			   MyProc->pgprocno < shared->nbackend_counts))
+	int			procno = snowid_my_proc_number();
+
+	if (likely(procno >= 0 && procno < shared->nbackend_counts))
 	{
-		SnowidBackendCount *b = &shared->backend_counts[MyProc->pgprocno];
+		SnowidBackendCount *b = &shared->backend_counts[procno];
 
 		pg_atomic_write_u64(&b->c.last_position, last);
 		pg_atomic_write_u64(&b->c.ids_issued,

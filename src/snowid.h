@@ -8,6 +8,7 @@
 #ifndef SNOWID_H
 #define SNOWID_H
 
+#include "compat.h"
 #include "layout.h"
 #include "lib/stringinfo.h"
 #include "port/atomics.h"
@@ -87,7 +88,7 @@ typedef struct SnowidShared
 extern SnowidShared *snowid_shared;
 
 extern void snowid_shmem_init(void);
-extern void snowid_shared_missing(void) pg_attribute_noreturn();
+snowid_noreturn extern void snowid_shared_missing(void);
 
 /* The shared state, or an error saying how to get it. */
 static inline SnowidShared *

@@ -208,6 +208,13 @@ build_major() {
 		"postgresql-$major") >"$log" 2>&1; then
 		tail -n 5 "$log" >&2
 		say "the source package postgresql-$major ($version) cannot be downloaded; log: $log"
+		# A newer version listed but not (yet) on the mirror: the build of
+		# the version before still tests the same major.
+		if [ -n "$have" ] && [ -x "$prefix/bin/pg_config" ]; then
+			say "reusing $prefix ($have)"
+			rm -rf "$work"
+			return 0
+		fi
 		return 3
 	fi
 	# (set -e does not apply in a list tested by ||: every step is chained.)
