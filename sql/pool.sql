@@ -111,6 +111,11 @@ SELECT next_value FROM snowid_pool WHERE name = 'orders';
 -- (it is at the end of the pool): returned, and the next grant starts
 -- there.  A retry of the same return says returned again.
 SELECT * FROM pg_temp.grant('orders', 2, 'r2', 1000);
+-- Not from a start that no longer holds the node (an old primary after its
+-- standby, with the same system identifier and ranges, took the node over):
+-- kept, and next_value stays.
+SELECT snowid_pool_return('orders', 2, 222, 'an old start', 2501, 3001) AS old_start;
+SELECT next_value FROM snowid_pool WHERE name = 'orders';
 SELECT pg_temp.give_back('orders', 2, 2501, 3001);
 SELECT pg_temp.give_back('orders', 2, 2501, 3001) AS again;
 SELECT next_value FROM snowid_pool WHERE name = 'orders';

@@ -433,15 +433,14 @@ BEGIN
 						EXIT;
 					END IF;
 				END LOOP;
-				IF v_state = 'ok' THEN
-					-- a range given back whole, from where this one starts
-					DELETE FROM @extschema@.snowid_pool_range r
-					 WHERE r.pool = p_pool AND r.first_value = v_first
-					   AND r.returned_from = r.first_value;
-				END IF;
 			END IF;
 
 			IF v_state = 'ok' THEN
+				-- a range given back whole, from where this one starts
+				-- (upstream pools too: the holdings take it again)
+				DELETE FROM @extschema@.snowid_pool_range r
+				 WHERE r.pool = p_pool AND r.first_value = v_first
+				   AND r.returned_from = r.first_value;
 				INSERT INTO @extschema@.snowid_pool_range AS r
 					(pool, node_id, holder, system_identifier, request, first_value,
 					 last_value, granted_at, returned_from, reported)
@@ -542,6 +541,17 @@ BEGIN
 	END IF;
 	IF v_range.node_id IS DISTINCT FROM p_node_id OR
 	   v_range.system_identifier IS DISTINCT FROM p_system_identifier THEN
+		RETURN 'kept';
+	END IF;
+	-- Only the start that holds the node gives back: an old primary that
+	-- a promoted standby (same system identifier, the same ranges from the
+	-- WAL) took the node from must not free values the standby goes on
+	-- handing out.
+	IF NOT EXISTS (SELECT 1 FROM @extschema@.snowid_registry_node n
+				   WHERE n.node_id = p_node_id
+					 AND n.system_identifier = p_system_identifier
+					 AND n.start_id = p_start_id
+					 AND n.released_at IS NULL) THEN
 		RETURN 'kept';
 	END IF;
 	IF p_unused_from IS NULL OR p_unused_from < v_range.first_value OR

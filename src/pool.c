@@ -72,6 +72,7 @@
 
 #define SNOWID_POOLS_FILE "snowid.pools"
 #define SNOWID_POOLS_TMP "snowid.pools.tmp"
+#define SNOWID_POOLS_COPIED "snowid.pools.copied"	/* see snowid_pool_load */
 #define SNOWID_POOLS_MAGIC "snowid-pools-1"
 #define SNOWID_POOL_DETAIL_LEN 256
 /* the most a wait for the registry lasts, in ms */
@@ -534,10 +535,22 @@ snowid_pool_load(void)
 	 * may go on using them; give them up, with a floor above them, and a
 	 * change count above any record in that WAL, before recovery starts.
 	 */
-	bool		from_backup = access("backup_label", F_OK) == 0 &&
+	/*
+	 * PostgreSQL renames backup_label before redo: a marker of our own
+	 * keeps telling a resumed recovery (after a crash or a stop during the
+	 * first one) that the WAL is the original's, until the worker, which
+	 * starts once recovery has ended, removes it.
+	 */
+	bool		marked = access(SNOWID_POOLS_COPIED, F_OK) == 0;
+	bool		from_backup = (marked || access("backup_label", F_OK) == 0) &&
 		access("standby.signal", F_OK) != 0;
 
 	pool_shared->from_backup = from_backup;
+	if (from_backup && !marked)
+		(void) snowid_write_durably(SNOWID_POOLS_COPIED, SNOWID_POOLS_COPIED ".tmp",
+									"snowid: this data directory replays the WAL of the server it was copied from\n",
+									strlen("snowid: this data directory replays the WAL of the server it was copied from\n"),
+									FATAL);
 
 	for (int i = 0; i < n; i++)
 	{
@@ -606,6 +619,11 @@ snowid_pool_persist(int idx, SnowidPoolState *st)
 	XLogBeginInsert();
 	XLogRegisterData((char *) st, sizeof(SnowidPoolState));
 	lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_POOL);
+	/*
+	 * The change count is spent even if the file write below fails: the
+	 * next record must carry a higher one, or replay would skip it.
+	 */
+	pool_shared->slots[idx].st.gen = st->gen;
 	XLogFlush(lsn);
 	SyncRepWaitForLSN(lsn, false);
 	LWLockAcquire(pool_shared->file_lock, LW_EXCLUSIVE);
@@ -636,9 +654,16 @@ snowid_pool_redo(XLogReaderState *record)
 			 XLogRecGetDataLen(record), sizeof(SnowidPoolState));
 	memcpy(&st, XLogRecGetData(record), sizeof(st));
 	st.name[SNOWID_POOL_NAME_LEN - 1] = '\0';
-	/* the WAL of the server this one was copied from: not our ranges */
+	/*
+	 * The WAL of the server this one was copied from: not our ranges; and
+	 * a change count above the rest of that WAL, should this recovery be
+	 * interrupted and resumed.
+	 */
 	if (pool_shared->from_backup)
+	{
 		(void) snowid_state_give_up(&st);
+		st.gen += UINT64CONST(1) << 40;
+	}
 
 	LWLockAcquire(pool_shared->table_lock, LW_EXCLUSIVE);
 	for (int i = 0; i < pool_shared->nused; i++)
@@ -685,9 +710,16 @@ snowid_pool_desc(StringInfo buf, XLogReaderState *record)
 		return;
 	memcpy(&st, XLogRecGetData(record), sizeof(st));
 	st.name[SNOWID_POOL_NAME_LEN - 1] = '\0';
-	/* the WAL of the server this one was copied from: not our ranges */
+	/*
+	 * The WAL of the server this one was copied from: not our ranges; and
+	 * a change count above the rest of that WAL, should this recovery be
+	 * interrupted and resumed.
+	 */
 	if (pool_shared->from_backup)
+	{
 		(void) snowid_state_give_up(&st);
+		st.gen += UINT64CONST(1) << 40;
+	}
 	appendStringInfo(buf, "pool %s change " UINT64_FORMAT " used below offset "
 					 UINT64_FORMAT " floor " INT64_FORMAT " ranges",
 					 st.name, st.gen, st.durable_off, st.floor);
@@ -1075,6 +1107,32 @@ snowid_pool_note(int idx, const char *detail)
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	strlcpy(slot->detail, detail, SNOWID_POOL_DETAIL_LEN);
 	LWLockRelease(slot->lock);
+}
+
+/*
+ * The worker starts (recovery has ended, on a primary): a recovery from a
+ * copy is over, and pools closed by an earlier worker's exit (a SIGTERM
+ * other than a shutdown, pg_terminate_backend) serve again.
+ */
+void
+snowid_pool_worker_start(void)
+{
+	int			n = snowid_pool_slots();
+
+	if (pool_shared == NULL)
+		return;
+	if (access(SNOWID_POOLS_COPIED, F_OK) == 0)
+		(void) durable_unlink(SNOWID_POOLS_COPIED, LOG);
+	for (int i = 0; i < n; i++)
+	{
+		SnowidPoolSlot *slot = &pool_shared->slots[i];
+
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		if (slot->in_use && slot->status == SNOWID_POOL_CLOSED)
+			slot->status = OidIsValid(slot->st.typid) ? SNOWID_POOL_OK :
+				SNOWID_POOL_WAITING;
+		LWLockRelease(slot->lock);
+	}
 }
 
 bool

@@ -99,6 +99,7 @@ extern int64 snowid_pool_in_hand(int idx);
 extern void snowid_pool_set_worker_latch(Latch *latch);
 extern bool snowid_pool_wake_pending(void);	/* and clears it */
 extern void snowid_pool_note(int idx, const char *detail);
+extern void snowid_pool_worker_start(void);
 extern int	snowid_pool_slots(void);	/* highest slot index in use + 1 */
 extern bool snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need);
 extern void snowid_pool_granted(int idx, const char *request, Oid typid,

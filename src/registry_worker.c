@@ -856,6 +856,7 @@ snowid_registry_main(Datum main_arg)
 		proc_exit(0);
 	/* takers wake the worker when a pool needs a range */
 	snowid_pool_set_worker_latch(MyLatch);
+	snowid_pool_worker_start();
 
 	for (;;)
 	{

@@ -81,6 +81,20 @@ my ($n, $d) = split /\|/, $m->safe_psql('postgres', 'SELECT count(*), count(DIST
 is($d, $n, "all $n values are distinct across the backend crash");
 unlike(slurp_file($m->logfile), qr/snowid ignores range/,
 	'the registry never answered with a range this server had held');
+# A SIGTERM to the worker alone (not a shutdown): it closes the pools and
+# gives back what it can, the postmaster starts it again, and the pools
+# serve again.
+$postmaster = (split /\n/, slurp_file($m->data_dir . '/postmaster.pid'))[0];
+$pid = `pgrep -P $postmaster -f 'snowid registry worker'`;
+chomp $pid;
+ok($pid =~ /^\d+$/ && kill('TERM', $pid), "SIGTERM to the registry worker ($pid)");
+$m->poll_query_until('postgres',
+	"SELECT count(*) = 1000 FROM (SELECT snowid_ticket_next('t') FROM generate_series(1, 1000)) s")
+  or die 'pool values never came back after the worker restarted';
+pass('pool values are issued again after the worker restarted');
+isnt($m->safe_psql('postgres', "SELECT state FROM snowid_pool_holdings() WHERE pool = 'orders'"),
+	'closed', 'the pool is no longer closed');
+
 note "values: $n; ranges: "
   . $reg->safe_psql('postgres',
 	"SELECT string_agg(first_value || '-' || last_value, ' ' ORDER BY first_value) FROM snowid_pool_ranges");
