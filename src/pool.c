@@ -638,6 +638,26 @@ snowid_pool_persist(int idx, SnowidPoolState *st)
 	PG_END_TRY();
 }
 
+/*
+ * snowid_pool_persist for the worker's calls, which hold slot idx's lock:
+ * released on an error, whose handler (the worker's exit) does not run
+ * under a transaction abort.
+ */
+static void
+snowid_pool_persist_releasing(int idx, SnowidPoolState *st)
+{
+	PG_TRY();
+	{
+		snowid_pool_persist(idx, st);
+	}
+	PG_CATCH();
+	{
+		LWLockRelease(pool_shared->slots[idx].lock);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
 /* ---------- replay ---------- */
 
 void
@@ -1250,16 +1270,7 @@ snowid_pool_granted(int idx, const char *request, Oid typid, int64 maxvalue,
 	st.nranges++;
 	if (st.nranges == 1)
 		st.durable_off = 0;
-	PG_TRY();
-	{
-		snowid_pool_persist(idx, &st);
-	}
-	PG_CATCH();
-	{
-		LWLockRelease(slot->lock);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	snowid_pool_persist_releasing(idx, &st);
 	slot->st = st;
 	if (st.nranges == 1)
 		slot->next_off = 0;
@@ -1376,16 +1387,7 @@ snowid_pool_close(int idx, SnowidPoolRange *tails)
 	}
 	st.nranges = 0;
 	st.durable_off = 0;
-	PG_TRY();
-	{
-		snowid_pool_persist(idx, &st);
-	}
-	PG_CATCH();
-	{
-		LWLockRelease(slot->lock);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	snowid_pool_persist_releasing(idx, &st);
 	slot->st = st;
 	slot->next_off = 0;
 	LWLockRelease(slot->lock);
@@ -1423,16 +1425,7 @@ snowid_pool_kept(int idx, SnowidPoolRange tail)
 	}
 	if (st.nranges == 1 || slot->status == SNOWID_POOL_CLOSED)
 		st.durable_off = 0;
-	PG_TRY();
-	{
-		snowid_pool_persist(idx, &st);
-	}
-	PG_CATCH();
-	{
-		LWLockRelease(slot->lock);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	snowid_pool_persist_releasing(idx, &st);
 	slot->st = st;
 	if (st.nranges == 1 || slot->status == SNOWID_POOL_CLOSED)
 		slot->next_off = 0;
