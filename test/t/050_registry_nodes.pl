@@ -127,34 +127,6 @@ sub next_error
 	return $ret == 0 ? "(no error: $out)" : $err;
 }
 
-# pgbench against $node in the background: $clients clients for $secs
-# seconds, running $sql.
-sub start_pgbench
-{
-	my ($node, $tag, $clients, $secs, $sql) = @_;
-	my $file = "$tmp/$tag.sql";
-	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh "$sql\n";
-	close $fh;
-	my %run = (out => '', err => '');
-	$run{handle} = IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $secs,
-			'-f', $file, '-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$run{out}, '2>', \$run{err},
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	return \%run;
-}
-
-sub processed
-{
-	my ($run) = @_;
-	return $run->{out} =~ /number of transactions actually processed: (\d+)/
-	  ? $1
-	  : undef;
-}
-
 # The IDs in a member's table, in issue order.
 sub ids_of
 {
@@ -194,8 +166,8 @@ for my $r ([ 'A', $run_a ], [ 'B', $run_b ])
 	ok($run->{handle}->finish, "pgbench on $who ran")
 	  or diag "pgbench on $who: exit $?\n$run->{out}\n$run->{err}";
 }
-my $txn_a = processed($run_a) // 0;
-my $txn_b = processed($run_b) // 0;
+my $txn_a = pgbench_processed($run_a) // 0;
+my $txn_b = pgbench_processed($run_b) // 0;
 cmp_ok($txn_a, '>', 0, "pgbench on A processed transactions ($txn_a)");
 unlike($run_a->{out}, qr/number of failed transactions: [1-9]/,
 	'pgbench on A: no failed transactions');

@@ -39,7 +39,6 @@ use lib $FindBin::RealBin;
 use SnowidTest;
 use Time::HiRes qw(usleep);
 
-my $tmp = PostgreSQL::Test::Utils::tempdir;
 my $outage_values = 20000;
 
 # ---- helpers (local to this file) ----
@@ -63,13 +62,6 @@ CREATE TABLE vals(seq bigserial, phase text NOT NULL, client integer NOT NULL, v
 	return $node;
 }
 
-sub wait_state
-{
-	my ($node, $state) = @_;
-	return $node->poll_query_until('postgres',
-		"SELECT state = '$state' FROM snowid_registry_status()");
-}
-
 # One column of snowid_pool_holdings() for pool 'orders' on $node.
 sub holding
 {
@@ -86,34 +78,6 @@ sub take_values
 	  $node->safe_psql('postgres',
 		"INSERT INTO vals(phase, client, v) SELECT '$phase', 0, snowid_ticket_next('t') FROM generate_series(1, $n) RETURNING v"
 	  );
-}
-
-# pgbench against $node in the background: $clients clients for $secs
-# seconds, running $sql.
-sub start_pgbench
-{
-	my ($node, $tag, $clients, $secs, $sql) = @_;
-	my $file = "$tmp/$tag.sql";
-	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh "$sql\n";
-	close $fh;
-	my %run = (out => '', err => '');
-	$run{handle} = IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $secs,
-			'-f', $file, '-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$run{out}, '2>', \$run{err},
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	return \%run;
-}
-
-sub processed
-{
-	my ($run) = @_;
-	return $run->{out} =~ /number of transactions actually processed: (\d+)/
-	  ? $1
-	  : undef;
 }
 
 # [client, value] of every value of $node, in issue order per client
@@ -147,7 +111,7 @@ my @names = sort keys %m;
 
 for my $n (@names)
 {
-	ok(wait_state($m{$n}, 'ok'), "member $n holds its node");
+	ok(wait_registry_state($m{$n}, 'ok'), "member $n holds its node");
 	is(holding($m{$n}, 'type, state'), 'bigint|ok',
 		"member $n: holdings show the pool's type, state ok");
 
@@ -197,7 +161,7 @@ for my $n (@names)
 {
 	ok($run{$n}->{handle}->finish, "pgbench on member $n ran")
 	  or diag "pgbench on member $n: exit $?\n$run{$n}->{out}\n$run{$n}->{err}";
-	$txns{$n} = processed($run{$n}) // 0;
+	$txns{$n} = pgbench_processed($run{$n}) // 0;
 	cmp_ok($txns{$n}, '>', 0, "pgbench on member $n processed transactions ($txns{$n})");
 	unlike($run{$n}->{out}, qr/number of failed transactions: [1-9]/,
 		"pgbench on member $n: no failed transaction");
@@ -323,7 +287,7 @@ note 'registry ranges before the outage (node: count, smallest, largest): '
 $reg->stop;
 for my $n (@names)
 {
-	ok(wait_state($m{$n}, 'unreachable'), "registry stopped: member $n is unreachable");
+	ok(wait_registry_state($m{$n}, 'unreachable'), "registry stopped: member $n is unreachable");
 }
 my %outage;
 for my $n (@names)
@@ -342,7 +306,7 @@ for my $n (@names)
 $reg->start;
 for my $n (@names)
 {
-	ok(wait_state($m{$n}, 'ok'), "registry back: member $n returns to ok by itself");
+	ok(wait_registry_state($m{$n}, 'ok'), "registry back: member $n returns to ok by itself");
 	ok( $m{$n}->poll_query_until('postgres',
 			q{SELECT state = 'ok' FROM snowid_pool_holdings() WHERE pool = 'orders'}),
 		"member $n: its holdings of orders are ok again");

@@ -38,13 +38,6 @@ sub conninfo_of
 		$node->host, $node->port, $name);
 }
 
-sub wait_state
-{
-	my ($node, $state) = @_;
-	return $node->poll_query_until('postgres',
-		"SELECT state = '$state' FROM snowid_registry_status()");
-}
-
 # A started member with node $node_id of the registry $reg, the pooled
 # ticket 't' on 'orders' and a table for its values.
 sub start_member
@@ -55,7 +48,7 @@ sub start_member
 		  . "snowid.lease = '60s'\n");
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	ok(wait_state($node, 'ok'), "$name holds its node");
+	ok(wait_registry_state($node, 'ok'), "$name holds its node");
 	$node->safe_psql(
 		'postgres', q{
 SELECT snowid_ticket_create('t', pool => 'orders');
@@ -111,7 +104,7 @@ my $dc = snowid_node('datacenter', 10,
 	  . "snowid.lease = '60s'\n");
 $dc->start;
 $dc->safe_psql('postgres', 'CREATE EXTENSION snowid');
-ok(wait_state($dc, 'ok'), 'the datacenter registry holds node 10 of the global registry');
+ok(wait_registry_state($dc, 'ok'), 'the datacenter registry holds node 10 of the global registry');
 $dc->safe_psql('postgres',
 	"SELECT snowid_pool_create('orders', upstream => true);");
 is( $dc->safe_psql('postgres',

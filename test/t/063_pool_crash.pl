@@ -53,15 +53,8 @@ sub start_member
 		  . "snowid.lease = '60s'\n" . ($extra // ''));
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	ok(wait_state($node, 'ok'), "$name holds its node");
+	ok(wait_registry_state($node, 'ok'), "$name holds its node");
 	return $node;
-}
-
-sub wait_state
-{
-	my ($node, $state) = @_;
-	return $node->poll_query_until('postgres',
-		"SELECT state = '$state' FROM snowid_registry_status()");
 }
 
 # The pooled ticket $ticket and the table vals in database $db of $node.
@@ -125,26 +118,6 @@ sub next_value
 	my ($reg) = @_;
 	return $reg->safe_psql('postgres',
 		q{SELECT next_value FROM snowid_pools WHERE name = 'orders'});
-}
-
-# pgbench against $node in the background: $clients clients for up to $secs
-# seconds, running $sql.
-sub start_pgbench
-{
-	my ($node, $tag, $clients, $secs, $sql) = @_;
-	my $file = "$tmp/$tag.sql";
-	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh "$sql\n";
-	close $fh;
-	my %run = (out => '', err => '');
-	$run{handle} = IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $secs,
-			'-f', $file, '-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$run{out}, '2>', \$run{err},
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-	return \%run;
 }
 
 # Wait until the log of $node after $offset says it is ready to accept
@@ -254,8 +227,8 @@ note sprintf('clean shutdown: B range [%d, %d], its last value %d, tail returned
 
 $a->start;
 $b->start;
-ok(wait_state($a, 'ok'), 'A restarted holds its node');
-ok(wait_state($b, 'ok'), 'B restarted holds its node');
+ok(wait_registry_state($a, 'ok'), 'A restarted holds its node');
+ok(wait_registry_state($b, 'ok'), 'B restarted holds its node');
 my @a_again = take_first($a, 'postgres', 't', 'after clean restart', 'after a clean restart (range kept)');
 push @a_again, take_values($a, 'postgres', 't', 'after clean restart', 50);
 my @b_again = take_first($b, 'postgres', 't', 'after clean restart', 'after a clean restart (tail returned)');

@@ -80,13 +80,6 @@ $$;
 	return $node;
 }
 
-sub wait_state
-{
-	my ($node, $state) = @_;
-	return $node->poll_query_until('postgres',
-		"SELECT state = '$state' FROM snowid_registry_status()");
-}
-
 # ---- the registry and the members ----
 
 my $reg = PostgreSQL::Test::Cluster->new('registry');
@@ -106,7 +99,7 @@ $m{$_} = start_member("member_$_", $_, $conninfo) for (1, 2, 3);
 my @names = sort keys %m;
 for my $n (@names)
 {
-	ok(wait_state($m{$n}, 'ok'), "member $n holds its node");
+	ok(wait_registry_state($m{$n}, 'ok'), "member $n holds its node");
 	is( $m{$n}->safe_psql('postgres',
 			q{SELECT type FROM snowid_pool_holdings() WHERE pool = 'tiny_pool'}),
 		'integer', "member $n: the ticket learnt the pool's type");

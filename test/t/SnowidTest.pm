@@ -4,10 +4,13 @@ package SnowidTest;
 use strict;
 use warnings;
 use Exporter 'import';
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(snowid_node max_of min_of strictly_increasing set_policy
-  write_clock_offset highwater_slots highwater_file highwater_fields reserved_until_us);
+  write_clock_offset highwater_slots highwater_file highwater_fields reserved_until_us
+  wait_registry_state start_pgbench pgbench_processed);
 
 # A new node, initialised but not started, that preloads snowid with the
 # given node ID (undef: none) and any extra postgresql.conf lines; the
@@ -150,6 +153,48 @@ sub reserved_until_us
 	my ($node) = @_;
 	return $node->safe_psql('postgres',
 		q{SELECT ((extract(epoch FROM reserved_until) - 946684800) * 1000000)::bigint FROM snowid_stats()});
+}
+
+# Wait (up to the TAP timeout) until snowid_registry_status() on $node says
+# $state; true if it did.
+sub wait_registry_state
+{
+	my ($node, $state) = @_;
+	return $node->poll_query_until('postgres',
+		"SELECT state = '$state' FROM snowid_registry_status()");
+}
+
+# pgbench against $node in the background: $clients clients for $secs
+# seconds, running the script $sql (written to a file named after $tag).
+# Returns a hash: handle (IPC::Run), out, err.
+my $pgbench_dir;
+
+sub start_pgbench
+{
+	my ($node, $tag, $clients, $secs, $sql) = @_;
+	$pgbench_dir //= PostgreSQL::Test::Utils::tempdir;
+	my $file = "$pgbench_dir/$tag.sql";
+	open my $fh, '>', $file or die "could not write $file: $!";
+	print $fh "$sql\n";
+	close $fh;
+	my %run = (out => '', err => '');
+	$run{handle} = IPC::Run::start(
+		[
+			'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $secs,
+			'-f', $file, '-h', $node->host, '-p', $node->port, 'postgres'
+		],
+		'>', \$run{out}, '2>', \$run{err},
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	return \%run;
+}
+
+# The transactions a finished pgbench run reports, or undef.
+sub pgbench_processed
+{
+	my ($run) = @_;
+	return $run->{out} =~ /number of transactions actually processed: (\d+)/
+	  ? $1
+	  : undef;
 }
 
 1;
