@@ -150,7 +150,7 @@ sub crash_under_load
 		"$phase: pgbench generates on " . $node->name);
 	$how->();
 	$run->{handle}->finish;    # fails: its server went away
-	like($run->{err}, qr/server closed the connection|terminat|connection/i,
+	like($run->{err}, qr/server closed the connection|terminat|connection|the backend died/i,
 		"$phase: pgbench lost its connections")
 	  or diag "pgbench: $run->{out}\n$run->{err}";
 	ok(wait_ready($node, $log),
