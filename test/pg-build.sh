@@ -168,6 +168,70 @@ apt_update_private() {
 	apt_updated=1
 }
 
+# The URI of the directory that holds the source package's files on the
+# mirror (from apt's own answer, so no host is named here).
+source_dir_uri() {
+	apt-get "${apt_opts[@]}" source --print-uris "postgresql-$1" 2>/dev/null |
+		sed -n "s/^'\(.*\)\/postgresql-$1_[^/']*\.dsc' .*/\1/p" | head -n1
+}
+
+# Mirrors sometimes list a new version in the index before its files are
+# there (seen: 17.12 listed, 404, while 17.11's files were still in the
+# pool).  Look for an earlier minor of the same major with the same Debian
+# revision (up to four back) and take it only if its .dsc carries a good
+# signature of a Debian developer (debian-keyring) and the tarball matches
+# the .dsc's SHA-256: the same trust apt-get source gives, through the
+# maintainer's signature instead of the archive's.  Downloads into $2 and
+# prints the version found.
+fetch_earlier_source() {
+	local major=$1 dir=$2 listed upstream rev minor m v uri file enc sum orig
+	listed=$(source_version "$major")
+	uri=$(source_dir_uri "$major")
+	upstream=${listed%-*}
+	rev=${listed##*-}
+	[ -n "$uri" ] && [ "$upstream" != "$listed" ] || return 1
+	case $upstream in
+	"$major".[0-9]*) minor=${upstream#"$major".} ;;
+	*) return 1 ;; # a beta or release candidate has no earlier minor
+	esac
+	case $minor in *[!0-9]*) return 1 ;; esac
+	ensure_keyring || return 1
+	for ((m = minor - 1; m >= 0 && m >= minor - 4; m--)); do
+		v=$major.$m-$rev
+		file=postgresql-${major}_$v.dsc
+		enc=$(printf '%s' "$file" | sed 's/+/%2b/g; s/~/%7e/g')
+		rm -f "$dir/$file"
+		/usr/lib/apt/apt-helper download-file "$uri/$enc" "$dir/$file" >/dev/null 2>&1 ||
+			continue
+		if ! gpgv --keyring /usr/share/keyrings/debian-keyring.gpg "$dir/$file" >/dev/null 2>&1; then
+			say "$file: no good signature of a Debian developer; not used"
+			continue
+		fi
+		# The orig tarball's line in Checksums-Sha256: " <sum> <size> <name>".
+		sum= orig=
+		read -r sum orig < <(awk '/^Checksums-Sha256:/ { on = 1; next }
+			/^[^ ]/ { on = 0 }
+			on && $3 ~ /\.orig\.tar\./ { print $1, $3; exit }' "$dir/$file") || true
+		[ -n "${orig:-}" ] || continue
+		enc=$(printf '%s' "$orig" | sed 's/+/%2b/g; s/~/%7e/g')
+		if /usr/lib/apt/apt-helper download-file "$uri/$enc" "$dir/$orig" "SHA256:$sum" >/dev/null 2>&1; then
+			say "postgresql-$major $listed is listed but not downloadable; using $v (signature and checksum verified)"
+			echo "$v"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# debian-keyring (Debian developers' keys) for fetch_earlier_source.
+ensure_keyring() {
+	[ -r /usr/share/keyrings/debian-keyring.gpg ] && command -v gpgv >/dev/null && return 0
+	say "installing debian-keyring and gpgv"
+	as_root apt-get update -qq &&
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends debian-keyring gpgv >&2
+}
+
 # The source package's version that apt-get source would fetch now.
 source_version() {
 	apt-get "${apt_opts[@]}" source --print-uris "postgresql-$1" 2>/dev/null |
@@ -215,7 +279,8 @@ build_major() {
 			rm -rf "$work"
 			return 0
 		fi
-		return 3
+		version=$(fetch_earlier_source "$major" "$work") || return 3
+		want="postgresql-$major $version $configure_opts"
 	fi
 	# (set -e does not apply in a list tested by ||: every step is chained.)
 	{
