@@ -96,6 +96,26 @@ REVOKE UPDATE ON SEQUENCE sec_p FROM regress_member;
 SET SESSION AUTHORIZATION regress_member;
 SELECT snowid_ticket_next('sec_p');
 RESET SESSION AUTHORIZATION;
+-- A privilege held through pg_database_owner goes with the database's
+-- ownership: after ALTER DATABASE ... OWNER TO another role, nextval is
+-- refused to the former owner, and so must snowid_ticket_next be.
+CREATE ROLE regress_dbowner;
+GRANT USAGE ON SEQUENCE sec_p TO pg_database_owner;
+CREATE TEMP TABLE db_owner AS
+SELECT pg_catalog.pg_get_userbyid(datdba) AS owner
+  FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database();
+DO $$ BEGIN EXECUTE format('ALTER DATABASE %I OWNER TO regress_dbowner', current_database()); END $$;
+SET SESSION AUTHORIZATION regress_dbowner;
+SELECT snowid_ticket_next('sec_p') > 0 AS taken;
+RESET SESSION AUTHORIZATION;
+DO $$ BEGIN EXECUTE format('ALTER DATABASE %I OWNER TO %I', current_database(), (SELECT owner FROM db_owner)); END $$;
+DROP TABLE db_owner;
+SET SESSION AUTHORIZATION regress_dbowner;
+SELECT nextval('sec_p');
+SELECT snowid_ticket_next('sec_p');
+RESET SESSION AUTHORIZATION;
+REVOKE USAGE ON SEQUENCE sec_p FROM pg_database_owner;
+DROP ROLE regress_dbowner;
 DROP SEQUENCE sec_p;
 DROP ROLE regress_member;
 DROP ROLE regress_holder;

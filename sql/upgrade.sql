@@ -2,7 +2,9 @@
 -- Upgrades: install 1.0, update step by step to the current version, and
 -- compare every member object with a fresh install of that version: its
 -- definition, volatility, parallel label, strictness, settings, privileges
--- and comment.  Leaves a fresh install for the tests that follow.
+-- (column privileges too) and comment, and for tables their defaults,
+-- constraints, triggers (and whether they fire ALWAYS), indexes and
+-- policies.  Leaves a fresh install for the tests that follow.
 --
 DROP EXTENSION IF EXISTS snowid;
 -- What an installed snowid consists of, one row per member object.
@@ -18,17 +20,41 @@ SELECT pg_catalog.pg_describe_object(d.classid, d.objid, 0) AS object,
 			  FROM pg_proc p WHERE p.oid = d.objid)
 		 WHEN 'pg_catalog.pg_class'::regclass THEN
 		   (SELECT concat_ws(' | ', c.relkind, c.relacl::text,
+							 c.relpersistence::text, c.relrowsecurity,
+							 c.reloptions::text,
 							 CASE WHEN c.relkind = 'v' THEN pg_get_viewdef(c.oid) END,
 							 (SELECT string_agg(a.attname || ' ' ||
 												format_type(a.atttypid, a.atttypmod) ||
-												CASE WHEN a.attnotnull THEN ' not null' ELSE '' END,
+												CASE WHEN a.attnotnull THEN ' not null' ELSE '' END ||
+												coalesce(' default ' || pg_get_expr(ad.adbin, ad.adrelid), '') ||
+												coalesce(' ' || a.attacl::text, ''),
 												', ' ORDER BY a.attnum)
 								FROM pg_attribute a
+								LEFT JOIN pg_attrdef ad
+								  ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
 							   WHERE a.attrelid = c.oid AND a.attnum > 0
 								 AND NOT a.attisdropped),
 							 (SELECT string_agg(pg_get_constraintdef(k.oid), ', '
 												ORDER BY pg_get_constraintdef(k.oid))
-								FROM pg_constraint k WHERE k.conrelid = c.oid))
+								FROM pg_constraint k WHERE k.conrelid = c.oid),
+							 -- triggers (with how they fire: ALWAYS matters),
+							 -- indexes and policies are no extension members
+							 -- of their own, so they are compared here
+							 (SELECT string_agg(t.tgname || ' ' || t.tgenabled::text ||
+												' ' || pg_get_triggerdef(t.oid), ', '
+												ORDER BY t.tgname)
+								FROM pg_trigger t
+							   WHERE t.tgrelid = c.oid AND NOT t.tgisinternal),
+							 (SELECT string_agg(pg_get_indexdef(i.indexrelid), ', '
+												ORDER BY pg_get_indexdef(i.indexrelid))
+								FROM pg_index i WHERE i.indrelid = c.oid),
+							 (SELECT string_agg(po.polname || ' ' || po.polcmd::text ||
+												' ' || po.polroles::text || ' ' ||
+												coalesce(pg_get_expr(po.polqual, po.polrelid), '') ||
+												' ' ||
+												coalesce(pg_get_expr(po.polwithcheck, po.polrelid), ''),
+												', ' ORDER BY po.polname)
+								FROM pg_policy po WHERE po.polrelid = c.oid))
 			  FROM pg_class c WHERE c.oid = d.objid)
 		 WHEN 'pg_catalog.pg_event_trigger'::regclass THEN
 		   (SELECT concat_ws(' | ', e.evtevent, e.evtfoid::regproc, e.evtenabled,

@@ -103,7 +103,9 @@ snowid_ticket_relcache_cb(Datum arg, Oid relid)
 
 /*
  * A role or a role membership changed (ALTER ROLE ... NOSUPERUSER or
- * NOINHERIT, GRANT/REVOKE of a role, DROP ROLE): check privileges again.
+ * NOINHERIT, GRANT/REVOKE of a role, DROP ROLE, or ALTER DATABASE ... OWNER,
+ * which moves the membership in pg_database_owner, as acl.c's membership
+ * cache knows): check privileges again.
  * GRANT/REVOKE on the sequence itself and ALTER ... OWNER invalidate its
  * relcache entry, which drops the whole cache entry; SET ROLE and SECURITY
  * DEFINER change the user, which the check compares.
@@ -282,6 +284,9 @@ snowid_ticket_lookup(Oid relid, Oid fn_oid, bool check_acl)
 		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, snowid_ticket_roles_cb,
 									  (Datum) 0);
 		CacheRegisterSyscacheCallback(AUTHOID, snowid_ticket_roles_cb,
+									  (Datum) 0);
+		/* the owner of the database is a member of pg_database_owner */
+		CacheRegisterSyscacheCallback(DATABASEOID, snowid_ticket_roles_cb,
 									  (Datum) 0);
 	}
 
