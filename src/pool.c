@@ -46,6 +46,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "access/htup_details.h"
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
@@ -68,6 +69,7 @@
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
+#include "utils/tuplestore.h"
 #include "utils/timestamp.h"
 
 #define SNOWID_POOLS_FILE "snowid.pools"

@@ -41,6 +41,7 @@
 
 #include <unistd.h>
 
+#include "access/htup_details.h"
 #include "fmgr.h"
 #include "catalog/pg_authid.h"
 #include "funcapi.h"

@@ -23,6 +23,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 #include "utils/varlena.h"
 
 PG_FUNCTION_INFO_V1(snowid_ticket_create);
