@@ -179,12 +179,15 @@ source_dir_uri() {
 # there (seen: 17.12 listed, 404, while 17.11's files were still in the
 # pool).  Look for an earlier minor of the same major with the same Debian
 # revision (up to four back) and take it only if its .dsc carries a good
-# signature of a Debian developer (debian-keyring) and the tarball matches
-# the .dsc's SHA-256: the same trust apt-get source gives, through the
-# maintainer's signature instead of the archive's.  Downloads into $2 and
-# prints the version found.
+# signature of a Debian developer (debian-keyring) and, in its signed part,
+# names this source package and version and the tarball's SHA-256, which
+# the download must match.  This trusts the maintainer's signature where
+# apt-get source trusts the archive's.  Leaves the verified orig tarball,
+# alone, in $2 (files of the listed version are removed) and prints the
+# version found.
 fetch_earlier_source() {
-	local major=$1 dir=$2 listed upstream rev minor m v uri file enc sum orig
+	local major=$1 dir=$2 listed upstream rev minor m v uri file enc sum orig tmp
+	local helper=(/usr/lib/apt/apt-helper -o "APT::Sandbox::User=$(id -un)" download-file)
 	listed=$(source_version "$major")
 	uri=$(source_dir_uri "$major")
 	upstream=${listed%-*}
@@ -195,31 +198,51 @@ fetch_earlier_source() {
 	*) return 1 ;; # a beta or release candidate has no earlier minor
 	esac
 	case $minor in *[!0-9]*) return 1 ;; esac
-	ensure_keyring || return 1
+	ensure_keyring >&2 || return 1
+	tmp=$dir/earlier
 	for ((m = minor - 1; m >= 0 && m >= minor - 4; m--)); do
 		v=$major.$m-$rev
 		file=postgresql-${major}_$v.dsc
 		enc=$(printf '%s' "$file" | sed 's/+/%2b/g; s/~/%7e/g')
-		rm -f "$dir/$file"
-		/usr/lib/apt/apt-helper download-file "$uri/$enc" "$dir/$file" >/dev/null 2>&1 ||
-			continue
-		if ! gpgv --keyring /usr/share/keyrings/debian-keyring.gpg "$dir/$file" >/dev/null 2>&1; then
+		rm -rf "$tmp"
+		mkdir -p "$tmp"
+		"${helper[@]}" "$uri/$enc" "$tmp/$file" >/dev/null 2>&1 || continue
+		# gpgv checks only the signed part: read only what it writes out.
+		if ! gpgv --keyring /usr/share/keyrings/debian-keyring.gpg \
+			--output "$tmp/signed" "$tmp/$file" >/dev/null 2>&1; then
 			say "$file: no good signature of a Debian developer; not used"
+			continue
+		fi
+		if ! grep -qx "Source: postgresql-$major" "$tmp/signed" ||
+			! grep -qxF "Version: $v" "$tmp/signed"; then
+			say "$file: its signed part names another package or version; not used"
 			continue
 		fi
 		# The orig tarball's line in Checksums-Sha256: " <sum> <size> <name>".
 		sum= orig=
 		read -r sum orig < <(awk '/^Checksums-Sha256:/ { on = 1; next }
 			/^[^ ]/ { on = 0 }
-			on && $3 ~ /\.orig\.tar\./ { print $1, $3; exit }' "$dir/$file") || true
-		[ -n "${orig:-}" ] || continue
-		enc=$(printf '%s' "$orig" | sed 's/+/%2b/g; s/~/%7e/g')
-		if /usr/lib/apt/apt-helper download-file "$uri/$enc" "$dir/$orig" "SHA256:$sum" >/dev/null 2>&1; then
+			on && $3 ~ /\.orig\.tar\./ { print $1, $3; exit }' "$tmp/signed") || true
+		case ${orig:-} in
+		"postgresql-${major}_$major.$m.orig.tar."gz | \
+			"postgresql-${major}_$major.$m.orig.tar."bz2 | \
+			"postgresql-${major}_$major.$m.orig.tar."xz) ;;
+		*)
+			say "$file: no orig tarball of $major.$m named in it; not used"
+			continue
+			;;
+		esac
+		case $sum in [0-9a-f]*) ;; *) continue ;; esac
+		if "${helper[@]}" "$uri/$orig" "$tmp/$orig" "SHA256:$sum" >/dev/null 2>&1; then
+			rm -f "$dir"/postgresql-"$major"_*
+			mv "$tmp/$orig" "$dir/$orig"
+			rm -rf "$tmp"
 			say "postgresql-$major $listed is listed but not downloadable; using $v (signature and checksum verified)"
 			echo "$v"
 			return 0
 		fi
 	done
+	rm -rf "$tmp"
 	return 1
 }
 
