@@ -34,8 +34,8 @@ SELECT pg_catalog.pg_describe_object(d.classid, d.objid, 0) AS object,
 								  ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
 							   WHERE a.attrelid = c.oid AND a.attnum > 0
 								 AND NOT a.attisdropped),
-							 (SELECT string_agg(pg_get_constraintdef(k.oid), ', '
-												ORDER BY pg_get_constraintdef(k.oid))
+							 (SELECT string_agg(k.conname || ' ' || pg_get_constraintdef(k.oid), ', '
+												ORDER BY k.conname)
 								FROM pg_constraint k WHERE k.conrelid = c.oid),
 							 -- triggers (with how they fire: ALWAYS matters),
 							 -- indexes and policies are no extension members
@@ -131,5 +131,13 @@ UNION ALL
 (SELECT 'only in fresh install', * FROM fresh
  EXCEPT SELECT 'only in fresh install', * FROM upgraded)
 ORDER BY 2, 1;
+-- The comparison above sees what it claims to: the tables' definitions
+-- hold their triggers, indexes, defaults and constraints.
+SELECT object,
+	   definition ~ 'CREATE TRIGGER' AS triggers,
+	   definition ~ 'CREATE UNIQUE INDEX' AS indexes,
+	   definition ~ ' default ' AS defaults,
+	   definition ~ 'PRIMARY KEY' AS constraints
+  FROM fresh WHERE object LIKE 'table %' ORDER BY 1;
 DROP TABLE upgraded, fresh;
 DROP VIEW snowid_objects;
