@@ -9,6 +9,7 @@ OBJS = \
 	src/guc.o \
 	src/layout.o \
 	src/clock.o \
+	src/durable.o \
 	src/shmem.o \
 	src/generator.o \
 	src/decode.o \

@@ -33,8 +33,8 @@
 #include <sys/prctl.h>
 #endif
 
+#include "clock.h"
 #include "miscadmin.h"
-#include "snowid.h"
 #include "utils/wait_event.h"
 
 /* Longest single sleep: bounds how late a cancel or a clock fix is seen. */

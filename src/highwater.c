@@ -60,17 +60,13 @@
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "pool.h"
+#include "durable.h"
 #include "snowid.h"
+#include "wal.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "utils/timestamp.h"
-
-#define SNOWID_RMGR_NAME "snowid"
-/* version 1.1: the bound as a timestamp (still replayed) */
-#define XLOG_SNOWID_RESERVE 0x00
-/* version 1.2: the bound as an ID, with its layout */
-#define XLOG_SNOWID_BOUND 0x10
 
 #define SNOWID_HIGHWATER_FILE "snowid.highwater"
 #define SNOWID_HIGHWATER_TMP "snowid.highwater.tmp"
@@ -98,25 +94,6 @@
  * most eight a second.
  */
 #define SNOWID_RESERVE_MS 250
-
-/* The WAL record of version 1.1, still replayed. */
-typedef struct xl_snowid_reserve
-{
-	TimestampTz reserved_until; /* no ID of a tick starting at or after it */
-	int32		node_id;		/* for pg_waldump-style descriptions */
-} xl_snowid_reserve;
-
-/* The WAL record of version 1.2: a SnowidBound. */
-typedef struct xl_snowid_bound
-{
-	uint64		bound;			/* every ID issued lies below it */
-	TimestampTz epoch;			/* the layout it was issued under */
-	int64		tick_us;
-	int32		node_id;
-	int32		node_bits;
-	int32		sequence_bits;
-	int32		timestamp_bits;
-} xl_snowid_bound;
 
 /* What the file or a WAL record says. */
 typedef struct SnowidBound
@@ -723,64 +700,6 @@ snowid_highwater_read(SnowidBound *b)
 				 errdetail("snowid cannot know which IDs this server issued before, so it does not start."),
 				 errhint(SNOWID_HAND_HINT)));
 	return true;
-}
-
-/*
- * Write len bytes at offset into the open file fd (named path), sync its
- * data and close it.  Returns false if any step failed, having reported it
- * at elevel (a failed sync at data_sync_elevel, as PostgreSQL does).
- */
-static bool
-snowid_highwater_put(int fd, const char *path, const char *buf, int len,
-					 off_t offset, int elevel)
-{
-	errno = 0;
-	if (pg_pwrite(fd, buf, len, offset) != len)
-	{
-		if (errno == 0)
-			errno = ENOSPC;
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", path)));
-		CloseTransientFile(fd);
-		return false;
-	}
-	if (pg_fdatasync(fd) != 0)
-	{
-		ereport(elevel == ERROR ? data_sync_elevel(ERROR) : elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not fdatasync file \"%s\": %m", path)));
-		CloseTransientFile(fd);
-		return false;
-	}
-	if (CloseTransientFile(fd) != 0)
-	{
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", path)));
-		return false;
-	}
-	return true;
-}
-
-/* Write len bytes as the whole of file path, aside and renamed into place. */
-bool
-snowid_write_durably(const char *path, const char *tmp, const char *buf,
-					 int len, int elevel)
-{
-	int			fd;
-
-	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-	{
-		ereport(elevel,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", tmp)));
-		return false;
-	}
-	if (!snowid_highwater_put(fd, tmp, buf, len, 0, elevel))
-		return false;
-	return durable_rename(tmp, path, elevel) == 0;
 }
 
 /*

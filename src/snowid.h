@@ -8,11 +8,14 @@
 #ifndef SNOWID_H
 #define SNOWID_H
 
+#include "clock.h"
 #include "compat.h"
+#include "durable.h"
 #include "layout.h"
 #include "lib/stringinfo.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
+#include "wal.h"
 
 /* guc.c: configuration */
 extern int	snowid_node_id;		/* -1 while unset */
@@ -117,15 +120,6 @@ extern void snowid_ticket_init(void);
 extern void snowid_ticket_shmem_request(void);
 extern void snowid_ticket_shmem_startup(void);
 
-/*
- * highwater.c: snowid's custom WAL resource manager.  Its ID is not (yet)
- * registered on the PostgreSQL wiki's list; change it here if it collides
- * with another extension.  Records: XLOG_SNOWID_RESERVE 0x00 and
- * XLOG_SNOWID_BOUND 0x10 (highwater.c), XLOG_SNOWID_POOL 0x20 (pool.c).
- */
-#define SNOWID_RMGR_ID 151
-#define XLOG_SNOWID_POOL 0x20
-
 /* highwater.c: the persisted high-water mark */
 extern void snowid_highwater_init(void);
 extern void snowid_highwater_load(SnowidShared *shared);
@@ -134,8 +128,6 @@ extern void snowid_highwater_renew(SnowidShared *shared,
 								   int64 last_tick, int64 wall_tick, bool wait);
 extern int64 snowid_highwater_window_ticks(const SnowidLayout *layout);
 extern uint64 snowid_highwater_issued_bound(SnowidShared *shared, int64 *last);
-extern bool snowid_write_durably(const char *path, const char *tmp,
-								 const char *buf, int len, int elevel);
 
 /* highwater.c: the rule for going on above a bound under another layout */
 typedef struct SnowidContinuation
@@ -161,12 +153,5 @@ extern char *snowid_continuation_refusal_text(const SnowidLayout *layout,
 											  int node_id,
 											  const SnowidContinuation *c,
 											  TimestampTz now);
-
-/* clock.c: wall clock and waiting */
-extern TimestampTz snowid_clock_now(void);
-extern TimestampTz snowid_clock_now_coarse(void);
-extern int64 snowid_clock_coarse_margin_us(void);
-extern int64 snowid_clock_monotonic_us(void);
-extern void snowid_clock_sleep(int64 us);
 
 #endif							/* SNOWID_H */
