@@ -15,6 +15,7 @@ OBJS = \
 	src/decode.o \
 	src/text.o \
 	src/stats.o \
+	src/continuation.o \
 	src/highwater.o \
 	src/ticket_slot.o \
 	src/ticket_catalog.o \

@@ -67,9 +67,6 @@ typedef struct SnowidRegistryShared
 extern SnowidRegistryShared *snowid_registry;
 
 /* registry.c */
-extern char *snowid_registry_conninfo;
-extern int	snowid_lease_s;
-
 extern void snowid_registry_guc_init(void);
 extern Size snowid_registry_shmem_size(void);
 extern void snowid_registry_shmem_startup(void);

@@ -10,22 +10,14 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "continuation.h"
 #include "durable.h"
+#include "guc.h"
 #include "layout.h"
 #include "lib/stringinfo.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
 #include "wal.h"
-
-/* guc.c: configuration */
-extern int	snowid_node_id;		/* -1 while unset */
-extern int	snowid_max_lead_ms;
-extern int	snowid_max_wait_ms;
-extern bool snowid_gucs_defined;	/* loaded by shared_preload_libraries */
-extern SnowidLayout snowid_active_layout;	/* valid when snowid_gucs_defined */
-
-extern void snowid_guc_init(void);
-extern void snowid_current_layout(SnowidLayout *layout, int *node_id);
 
 /* shmem.c: the instance-wide state */
 
@@ -113,8 +105,6 @@ extern uint64 snowid_gate_closed(SnowidShared *shared,
 								 const SnowidLayout *layout);
 
 /* ticket.c: ticket sequences */
-extern int	snowid_ticket_slots;
-extern int	snowid_ticket_prefetch;
 
 extern void snowid_ticket_init(void);
 extern void snowid_ticket_shmem_request(void);
@@ -128,30 +118,5 @@ extern void snowid_highwater_renew(SnowidShared *shared,
 								   int64 last_tick, int64 wall_tick, bool wait);
 extern int64 snowid_highwater_window_ticks(const SnowidLayout *layout);
 extern uint64 snowid_highwater_issued_bound(SnowidShared *shared, int64 *last);
-
-/* highwater.c: the rule for going on above a bound under another layout */
-typedef struct SnowidContinuation
-{
-	uint64		position;		/* first position of the node at or above it */
-	bool		expressible;	/* the layout has it, in a tick timestamptz holds */
-	TimestampTz start;			/* expressible: the start of its tick */
-	TimestampTz reachable_from; /* expressible: the clock may go on from then */
-	bool		ok;				/* it may go on there now */
-} SnowidContinuation;
-
-extern bool snowid_continuation(const SnowidLayout *layout, int node_id,
-								uint64 bound, TimestampTz now,
-								SnowidContinuation *c);
-extern bool snowid_layout_same(const SnowidLayout *a, int a_node,
-							   const SnowidLayout *b, int b_node);
-extern void snowid_describe_change(const SnowidLayout *was, int was_node,
-								   const SnowidLayout *now, int now_node,
-								   StringInfo changes, StringInfo previous);
-extern char *snowid_issue_now_text(const SnowidLayout *layout, int node_id,
-								   TimestampTz now);
-extern char *snowid_continuation_refusal_text(const SnowidLayout *layout,
-											  int node_id,
-											  const SnowidContinuation *c,
-											  TimestampTz now);
 
 #endif							/* SNOWID_H */
