@@ -7,6 +7,7 @@ MODULE_big = snowid
 OBJS = \
 	src/snowid.o \
 	src/guc.o \
+	src/alter_system.o \
 	src/layout.o \
 	src/clock.o \
 	src/durable.o \

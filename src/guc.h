@@ -30,7 +30,23 @@ extern int	snowid_ticket_prefetch;
 extern char *snowid_registry_conninfo;
 extern int	snowid_lease_s;
 
+/* the defaults and limits of the layout parameters */
+#define SNOWID_DEFAULT_EPOCH "2025-01-01 00:00:00+00"
+#define SNOWID_DEFAULT_NODE_BITS 10
+#define SNOWID_DEFAULT_SEQUENCE_BITS 12
+#define SNOWID_DEFAULT_TICK_MS 1
+#define SNOWID_DEFAULT_ID_BITS 63
+#define SNOWID_MIN_ID_BITS 32
+#define SNOWID_MAX_TICK_MS 86400000 /* one day */
+#define SNOWID_MAX_TIME_MS 3600000	/* one hour, for max_lead and max_wait */
+
 extern void snowid_guc_init(void);
+extern bool snowid_parse_epoch(const char *text, TimestampTz *result,
+							   const char **why);
+extern void snowid_validate_layout(SnowidLayout *layout, int id_bits,
+								   int node_bits, int sequence_bits,
+								   TimestampTz epoch, int tick_ms, int node_id,
+								   int elevel, bool warn_always);
 extern void snowid_current_layout(SnowidLayout *layout, int *node_id);
 
 #endif							/* SNOWID_GUC_H */

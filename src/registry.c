@@ -65,33 +65,11 @@ PG_FUNCTION_INFO_V1(snowid_registry_stats);
 
 SnowidRegistryShared *snowid_registry = NULL;
 
-char	   *snowid_registry_conninfo = NULL;
-int			snowid_lease_s = 12 * 3600;
-
 /* facts of this postmaster's start, kept across crash re-initialisation */
 static bool start_facts_known = false;
 static char start_id[SNOWID_START_ID_LEN + 1];
 static bool start_from_backup;
 static bool start_as_standby;
-
-void
-snowid_registry_guc_init(void)
-{
-	DefineCustomStringVariable("snowid.registry",
-							   "Connection string of the registry database that leases node IDs to this server.",
-							   "A libpq connection string; empty: no registry.  The background worker reconnects on reload.",
-							   &snowid_registry_conninfo,
-							   "",
-							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-	DefineCustomIntVariable("snowid.lease",
-							"How long a node lease from the registry lasts.",
-							"Also how long this server keeps issuing IDs while the registry cannot be reached.",
-							&snowid_lease_s,
-							12 * 3600, 10, 7 * 24 * 3600,
-							PGC_SIGHUP, GUC_UNIT_S,
-							NULL, NULL, NULL);
-}
 
 bool
 snowid_registry_named(void)

@@ -67,7 +67,6 @@ typedef struct SnowidRegistryShared
 extern SnowidRegistryShared *snowid_registry;
 
 /* registry.c */
-extern void snowid_registry_guc_init(void);
 extern Size snowid_registry_shmem_size(void);
 extern void snowid_registry_shmem_startup(void);
 extern bool snowid_registry_named(void);

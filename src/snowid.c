@@ -15,6 +15,7 @@
  */
 #include "postgres.h"
 
+#include "alter_system.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "registry.h"
@@ -31,6 +32,7 @@ _PG_init(void)
 		return;
 
 	snowid_guc_init();
+	snowid_alter_system_init();
 	snowid_shmem_init();
 	snowid_highwater_init();
 	snowid_ticket_init();
