@@ -22,7 +22,9 @@ OBJS = \
 	src/ticket_catalog.o \
 	src/ticket_guard.o \
 	src/ticket.o \
-	src/registry.o \
+	src/lease.o \
+	src/lease_file.o \
+	src/registry_sql.o \
 	src/registry_worker.o \
 	src/pool.o \
 	src/pool_worker.o

@@ -61,6 +61,7 @@
 #include "replication/syncrep.h"
 #include "pool.h"
 #include "durable.h"
+#include "lease.h"
 #include "snowid.h"
 #include "wal.h"
 #include "storage/fd.h"

@@ -4,9 +4,8 @@
  *	  The member side of the registry: node leases held by a background
  *	  worker, published in shared memory for the generator.
  *
- * registry.c owns the shared state, the gate the generator reads, the
- * local lease file and the SQL functions that show them;
- * registry_worker.c owns the background worker and its libpq connection.
+ * lease.h has the shared lease state and the gate; registry_worker.c owns
+ * the background worker and its libpq connection.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,75 +13,9 @@
 #define SNOWID_REGISTRY_H
 
 #include "datatype/timestamp.h"
-#include "port/atomics.h"
-#include "storage/spin.h"
+#include "generator.h"
+#include "lease.h"
 
-/* what snowid_registry_status() shows as state */
-typedef enum SnowidRegistryState
-{
-	SNOWID_REGISTRY_OFF,		/* no registry named */
-	SNOWID_REGISTRY_CONNECTING, /* named, no answer yet since start or reload */
-	SNOWID_REGISTRY_OK,			/* the lease is held and fresh */
-	SNOWID_REGISTRY_UNREACHABLE,	/* no answer; issuing until the lease ends */
-	SNOWID_REGISTRY_CONFLICT	/* the registry refused: issuing nothing */
-} SnowidRegistryState;
-
-/* heartbeat of a member, and the silence a same-lineage takeover needs */
-#define SNOWID_REGISTRY_HEARTBEAT_MS 1000
-#define SNOWID_REGISTRY_TAKEOVER_MS 5000
-
-#define SNOWID_START_ID_LEN 32	/* hex digits of a start identity */
-#define SNOWID_REGISTRY_TEXT 512
-
-typedef struct SnowidRegistryShared
-{
-	slock_t		mutex;			/* protects everything up to the counters */
-	SnowidRegistryState state;
-	int			node_id;		/* this server's node, -1 while unknown */
-	bool		auto_node;		/* node assigned by the registry */
-	TimestampTz deadline;		/* issuing allowed until (local clock), 0: none */
-	TimestampTz last_contact;	/* last answer of the registry */
-	TimestampTz unreachable_since;	/* 0 while it answers */
-	bool		conflict_layout;	/* a conflict over the layout, not the node */
-	char		registry[SNOWID_REGISTRY_TEXT];	/* connection, no password */
-	char		holder[SNOWID_REGISTRY_TEXT];	/* conflict: who holds the node */
-	char		detail[SNOWID_REGISTRY_TEXT];	/* why, in a sentence */
-
-	/* facts of this start, fixed in the postmaster */
-	char		start_id[SNOWID_START_ID_LEN + 1];
-	char		predecessor[SNOWID_START_ID_LEN + 1];	/* "" if none */
-	bool		from_backup;	/* started from a base backup as a primary */
-	bool		started_as_standby;
-	TimestampTz fallback_deadline;	/* the local lease file's, 0 if untrusted */
-	TimestampTz persisted_deadline; /* what the local lease file holds */
-
-	pg_atomic_uint64 claims;	/* leases granted afresh (start, takeover) */
-	pg_atomic_uint64 renewals;
-	pg_atomic_uint64 conflicts; /* answers that refused this server */
-	pg_atomic_uint64 outages;	/* times the registry stopped answering */
-	pg_atomic_uint64 failures;	/* failed connections and queries */
-	pg_atomic_uint64 releases;
-} SnowidRegistryShared;
-
-extern SnowidRegistryShared *snowid_registry;
-
-/* registry.c */
-extern Size snowid_registry_shmem_size(void);
-extern void snowid_registry_shmem_startup(void);
-extern bool snowid_registry_named(void);
-extern void snowid_gate_open(int node_id);
-extern void snowid_gate_close(void);
-extern void snowid_gate_off(void);
-extern void snowid_registry_raise_floor(int node_id, int64 floor_id,
-										bool has_floor_id,
-										TimestampTz floor_until);
-extern void snowid_lease_persist(int node_id, TimestampTz deadline,
-								 bool force, const char *start);
-extern char *snowid_sentence(const char *text);
-extern char *snowid_layout_text(void);
-extern void snowid_registry_read(SnowidRegistryShared *r,
-								 SnowidRegistryShared *copy);
-extern const char *snowid_state_name(SnowidRegistryState state);
 
 /* registry_worker.c */
 struct pg_result;

@@ -99,11 +99,6 @@ extern bool snowid_last_issued(SnowidShared *shared, uint64 *position);
 /* the node ID a gate word lets callers issue under, -1 if it is shut */
 #define SNOWID_GATE_NODE(gate) ((int32) ((gate) & UINT64CONST(0xFFFFFFFF)) - 1)
 
-/* registry.c: the node ID in force and the gate's error path */
-extern int	snowid_node_in_force(void);
-extern uint64 snowid_gate_closed(SnowidShared *shared,
-								 const SnowidLayout *layout);
-
 /* ticket.c: ticket sequences */
 
 extern void snowid_ticket_init(void);

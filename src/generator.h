@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * generator.h
+ *	  The generator (generator.c): the one stream of positions of this
+ *	  server, its only writer of SnowidShared.next_position.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_GENERATOR_H
+#define SNOWID_GENERATOR_H
+
+#include "datatype/timestamp.h"
+
+/* The node came from another start: go on above its previous holder. */
+extern void snowid_registry_raise_floor(int node_id, int64 floor_id,
+										bool has_floor_id,
+										TimestampTz floor_until);
+
+#endif							/* SNOWID_GENERATOR_H */

@@ -1,0 +1,247 @@
+/*-------------------------------------------------------------------------
+ *
+ * lease_file.c
+ *	  The local lease file and the facts of this start: what a server
+ *	  knows of its lease before the registry answers.
+ *
+ * The local lease file, $PGDATA/snowid.lease, one line written aside and
+ * renamed, keeps the lease across a restart:
+ *
+ *	 snowid-lease-1 <node> <auto> <start id> <deadline> <port> <host>
+ *
+ * (deadline in microseconds since 2000-01-01, 0 once released).  A start
+ * trusts it to issue before the registry answers only when the registry
+ * cannot be reached, and only on the same host and port, never in a data
+ * directory started from a base backup (backup_label present at start,
+ * without standby.signal: a clone, or a restore) or as a standby.  Its
+ * start ID is presented to the registry as this server's predecessor, so
+ * that a restart after a crash takes its own lease over.  A start from a
+ * backup clears the lease (keeping an assigned node as a wish).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "durable.h"
+#include "guc.h"
+#include "lease.h"
+#include "miscadmin.h"
+#include "postmaster/postmaster.h"
+#include "registry.h"
+#include "snowid.h"
+#include "storage/fd.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#define SNOWID_LEASE_FILE "snowid.lease"
+#define SNOWID_LEASE_TMP "snowid.lease.tmp"
+#define SNOWID_LEASE_MAGIC "snowid-lease-1"
+
+/* facts of this postmaster's start, kept across crash re-initialisation */
+static bool start_facts_known = false;
+static char start_id[SNOWID_START_ID_LEN + 1];
+static bool start_from_backup;
+static bool start_as_standby;
+
+/* ---- the local lease file ---- */
+
+typedef struct SnowidLeaseFile
+{
+	int			node_id;
+	bool		auto_node;
+	char		start_id[SNOWID_START_ID_LEN + 1];
+	TimestampTz deadline;
+	int			port;
+	char		host[256];
+} SnowidLeaseFile;
+
+static bool
+snowid_lease_read(SnowidLeaseFile *f)
+{
+	char		buf[512];
+	char		magic[32];
+	int			fd;
+	int			len;
+	int			auto_node;
+	long long	deadline;
+
+	fd = OpenTransientFile(SNOWID_LEASE_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not open file \"%s\": %m", SNOWID_LEASE_FILE)));
+		return false;
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	CloseTransientFile(fd);
+	buf[Max(len, 0)] = '\0';
+	if (sscanf(buf, "%31s %d %d %32s %lld %d %255s", magic, &f->node_id,
+			   &auto_node, f->start_id, &deadline, &f->port, f->host) != 7 ||
+		strcmp(magic, SNOWID_LEASE_MAGIC) != 0 || f->node_id < -1 ||
+		strspn(f->start_id, "0123456789abcdef") != SNOWID_START_ID_LEN)
+	{
+		ereport(WARNING,
+				(errmsg("snowid ignores the malformed lease file \"%s\"",
+						SNOWID_LEASE_FILE),
+				 errdetail("This server waits for the registry before it issues IDs.")));
+		return false;
+	}
+	f->auto_node = auto_node != 0;
+	f->deadline = (TimestampTz) deadline;
+	return true;
+}
+
+static void
+snowid_this_host(char *host, size_t size)
+{
+	if (gethostname(host, size) != 0)
+		strlcpy(host, "unknown", size);
+	host[size - 1] = '\0';
+	/* one word in the file */
+	for (char *p = host; *p; p++)
+		if (*p == ' ' || *p == '\n' || *p == '\t')
+			*p = '_';
+}
+
+/*
+ * Write the lease this server holds (deadline 0: released) for node_id.
+ * Skipped unless force, or the deadline moved by a tenth of a lease: the
+ * file may lag behind the registry, never lead it.
+ */
+void
+snowid_lease_persist(int node_id, TimestampTz deadline, bool force,
+					 const char *start)
+{
+	SnowidRegistryShared *r = snowid_registry;
+	char		host[256];
+	char	   *line;
+	TimestampTz persisted;
+	bool		auto_node;
+
+	SpinLockAcquire(&r->mutex);
+	persisted = r->persisted_deadline;
+	auto_node = r->auto_node;
+	SpinLockRelease(&r->mutex);
+	if (!force && deadline != 0 &&
+		deadline - persisted < (int64) snowid_lease_s * 100000)
+		return;
+
+	snowid_this_host(host, sizeof(host));
+	line = psprintf("%s %d %d %s " INT64_FORMAT " %d %s\n", SNOWID_LEASE_MAGIC,
+					node_id, auto_node ? 1 : 0,
+					start != NULL ? start : r->start_id, deadline,
+					PostPortNumber, host);
+	if (snowid_write_durably(SNOWID_LEASE_FILE, SNOWID_LEASE_TMP, line,
+							 strlen(line), LOG))
+	{
+		SpinLockAcquire(&r->mutex);
+		r->persisted_deadline = deadline;
+		SpinLockRelease(&r->mutex);
+	}
+	pfree(line);
+}
+
+/* ---- start-up ---- */
+
+static void
+snowid_learn_start_facts(void)
+{
+	uint8		bytes[SNOWID_START_ID_LEN / 2];
+
+	if (start_facts_known)
+		return;
+	if (!pg_strong_random(bytes, sizeof(bytes)))
+		ereport(FATAL,
+				(errmsg("could not generate a random start identity for snowid")));
+	hex_encode((char *) bytes, sizeof(bytes), start_id);
+	start_id[SNOWID_START_ID_LEN] = '\0';
+	start_as_standby = access("standby.signal", F_OK) == 0;
+	start_from_backup = !start_as_standby && access("backup_label", F_OK) == 0;
+	start_facts_known = true;
+}
+
+/*
+ * Called in the postmaster at every shared-memory initialisation, before
+ * the high-water mark is loaded (which needs the node).
+ */
+void
+snowid_registry_shmem_startup(void)
+{
+	SnowidRegistryShared *r;
+	SnowidLeaseFile f;
+	bool		have_file;
+	bool		same_home;
+	char		host[256];
+	bool		found;
+
+	r = ShmemInitStruct("snowid registry", snowid_registry_shmem_size(), &found);
+	snowid_registry = r;
+	if (found)
+		return;
+
+	memset(r, 0, sizeof(*r));
+	SpinLockInit(&r->mutex);
+	pg_atomic_init_u64(&r->claims, 0);
+	pg_atomic_init_u64(&r->renewals, 0);
+	pg_atomic_init_u64(&r->conflicts, 0);
+	pg_atomic_init_u64(&r->outages, 0);
+	pg_atomic_init_u64(&r->failures, 0);
+	pg_atomic_init_u64(&r->releases, 0);
+	r->node_id = snowid_node_id;
+
+	snowid_learn_start_facts();
+	memcpy(r->start_id, start_id, sizeof(r->start_id));
+	r->from_backup = start_from_backup;
+	r->started_as_standby = start_as_standby;
+
+	have_file = snowid_lease_read(&f);
+	snowid_this_host(host, sizeof(host));
+	same_home = have_file && !start_from_backup &&
+		f.port == PostPortNumber && strcmp(f.host, host) == 0;
+
+	if (snowid_node_id < 0 && have_file && f.auto_node &&
+		f.node_id >= 0 && f.node_id <= snowid_max_node(&snowid_active_layout))
+	{
+		/* the node the registry gave this server: asked for again */
+		r->node_id = f.node_id;
+		r->auto_node = true;
+	}
+	else if (snowid_node_id < 0)
+		r->auto_node = true;
+
+	if (same_home && f.node_id == r->node_id && r->node_id >= 0)
+	{
+		memcpy(r->predecessor, f.start_id, sizeof(r->predecessor));
+		r->persisted_deadline = f.deadline;
+		if (!start_as_standby && f.deadline > GetCurrentTimestamp())
+			r->fallback_deadline = f.deadline;
+	}
+
+	if (start_from_backup && have_file && f.deadline != 0)
+	{
+		/* a clone or a restore: the lease in the file is not ours */
+		r->persisted_deadline = 1;
+		snowid_lease_persist(r->auto_node ? r->node_id : snowid_node_id, 0, true,
+							 NULL);
+		ereport(LOG,
+				(errmsg("snowid cleared the node lease this data directory was copied with"),
+				 errdetail("The server starts from a base backup (backup_label is present): the lease belonged to the server it was copied from."),
+				 errhint("This server issues IDs once the registry grants it a node.")));
+	}
+
+	if (snowid_registry_named())
+	{
+		r->state = SNOWID_REGISTRY_CONNECTING;
+		snowid_gate_close();
+	}
+	else
+	{
+		r->state = SNOWID_REGISTRY_OFF;
+		snowid_gate_off();
+	}
+}
