@@ -11,7 +11,7 @@ OBJS = \
 	src/layout.o \
 	src/clock.o \
 	src/durable.o \
-	src/shmem.o \
+	src/state.o \
 	src/generator.o \
 	src/decode.o \
 	src/text.o \

@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * snowid.c
- *	  Entry point of the snowid extension.
+ *	  Entry point of the snowid extension: the module magic, the
+ *	  shared-memory hooks calling each subsystem that owns a part of it,
+ *	  and _PG_init as a flat list of subsystem inits.
  *
  * snowid needs shared memory, so it does its real set-up only when loaded
  * through shared_preload_libraries.  Loaded later (CREATE EXTENSION in a
@@ -17,13 +19,58 @@
 
 #include "alter_system.h"
 #include "fmgr.h"
+#include "guc.h"
+#include "lease.h"
 #include "miscadmin.h"
+#include "pool.h"
 #include "registry.h"
 #include "snowid.h"
+#include "state.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+snowid_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	snowid_state_shmem_request();
+	RequestAddinShmemSpace(snowid_registry_shmem_size());
+	snowid_ticket_shmem_request();
+	snowid_pool_shmem_request();
+}
+
+/*
+ * Each owner sets up its part, under AddinShmemInitLock: a new segment
+ * (start, or re-initialisation after a backend crash) or, in a backend
+ * that attaches, a lookup.  The lease state comes before the high-water
+ * mark: with an assigned node, loading the mark needs it.
+ */
+static void
+snowid_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	found = snowid_state_shmem_startup();
+	snowid_registry_shmem_startup();
+	if (!found)
+		snowid_highwater_load(snowid_shared);
+	snowid_ticket_shmem_startup();
+	snowid_pool_shmem_startup();
+	LWLockRelease(AddinShmemInitLock);
+}
 
 void
 _PG_init(void)
@@ -33,7 +80,12 @@ _PG_init(void)
 
 	snowid_guc_init();
 	snowid_alter_system_init();
-	snowid_shmem_init();
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = snowid_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = snowid_shmem_startup;
+
 	snowid_highwater_init();
 	snowid_ticket_init();
 	snowid_registry_worker_register();

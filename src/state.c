@@ -1,19 +1,19 @@
 /*-------------------------------------------------------------------------
  *
- * shmem.c
- *	  The instance-wide snowid state in shared memory.
+ * state.c
+ *	  The generator's instance-wide state in shared memory, SnowidShared:
+ *	  set up here, read through the functions here.
  *
- * One SnowidShared per server, requested in shmem_request_hook and set up
- * in shmem_startup_hook (under AddinShmemInitLock, only when the segment is
- * new, which includes the re-initialisation after a backend crash): the
- * generator starts at the persisted high-water mark (highwater.c).  The
- * generator advances next_position with fetch-add (compare-and-swap for
- * jumps and batches) and the rare statistics with fetch-add, lock-free;
- * only the rare renewal of the persisted reservation takes renew_lock.
- * IDs issued are counted per backend: each process owns the slot of its
- * PGPROC number and writes it with a plain store; snowid_stats() sums them.
- *
- * The ticket slots (ticket.c) are requested and set up from the same hooks.
+ * One SnowidShared per server, requested from snowid.c's shmem_request_hook
+ * and set up from its shmem_startup_hook (under AddinShmemInitLock, only
+ * when the segment is new, which includes the re-initialisation after a
+ * backend crash); the generator then starts at the persisted high-water
+ * mark (highwater.c).  The generator advances next_position with fetch-add
+ * (compare-and-swap for jumps and batches) and the rare statistics with
+ * fetch-add, lock-free; only the rare renewal of the persisted reservation
+ * takes renew_lock.  IDs issued are counted per backend: each process owns
+ * the slot of its PGPROC number and writes it with a plain store;
+ * snowid_stats() sums them.  state.h says who writes which field.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,18 +21,12 @@
 
 #include "access/twophase.h"
 #include "miscadmin.h"
-#include "pool.h"
-#include "registry.h"
-#include "snowid.h"
-#include "storage/ipc.h"
+#include "state.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
 
 SnowidShared *snowid_shared = NULL;
-
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* One count per PGPROC: backends, auxiliary processes, prepared xacts. */
 static int
@@ -49,27 +43,23 @@ snowid_shared_size(void)
 							 sizeof(SnowidBackendCount)));
 }
 
-static void
-snowid_shmem_request(void)
+/* Space and the renewal lock of the generator's state. */
+void
+snowid_state_shmem_request(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
 	RequestAddinShmemSpace(snowid_shared_size());
-	RequestAddinShmemSpace(snowid_registry_shmem_size());
 	RequestNamedLWLockTranche("snowid", 1);
-	snowid_ticket_shmem_request();
-	snowid_pool_shmem_request();
 }
 
-static void
-snowid_shmem_startup(void)
+/*
+ * Set up SnowidShared, under AddinShmemInitLock; true if it existed
+ * already (a backend attaching, not a new segment).
+ */
+bool
+snowid_state_shmem_startup(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	snowid_shared = ShmemInitStruct("snowid", snowid_shared_size(), &found);
 	if (!found)
 	{
@@ -95,27 +85,10 @@ snowid_shmem_startup(void)
 		pg_atomic_init_u64(&snowid_shared->renewals, 0);
 		pg_atomic_init_u64(&snowid_shared->gate, 0);
 	}
-	/* the registry state first: with an assigned node, the load needs it */
-	snowid_registry_shmem_startup();
-	if (!found)
-	{
-		snowid_highwater_load(snowid_shared);
-	}
-	snowid_ticket_shmem_startup();
-	snowid_pool_shmem_startup();
-	LWLockRelease(AddinShmemInitLock);
+	return found;
 }
 
-void
-snowid_shmem_init(void)
-{
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = snowid_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = snowid_shmem_startup;
-}
-
-/* The error of snowid_require_shared() (snowid.h). */
+/* The error of snowid_require_shared() (state.h). */
 void
 snowid_shared_missing(void)
 {
