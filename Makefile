@@ -18,6 +18,7 @@ OBJS = \
 	src/stats.o \
 	src/continuation.o \
 	src/highwater.o \
+	src/rmgr.o \
 	src/ticket_slot.o \
 	src/ticket_catalog.o \
 	src/ticket_guard.o \

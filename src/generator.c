@@ -94,6 +94,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "generator.h"
+#include "highwater.h"
 #include "lease.h"
 #include "snowid.h"
 #include "storage/proc.h"
@@ -902,3 +903,28 @@ snowid_registry_raise_floor(int node_id, int64 floor_id, bool has_floor_id,
 						   snowid_id_from_position(layout, position, node_id))));
 }
 
+/* ---- the stream's start and floors ---- */
+
+/*
+ * At a new shared-memory segment, in the postmaster: start the stream at
+ * the persisted high-water mark.
+ */
+void
+snowid_generator_start(void)
+{
+	uint64		position = snowid_highwater_load(snowid_shared);
+
+	pg_atomic_write_u64(&snowid_shared->next_position, position);
+}
+
+/* Replay of a bound (rmgr.c): never issue below position. */
+void
+snowid_generator_raise(uint64 position)
+{
+	uint64		old = pg_atomic_read_u64(&snowid_shared->next_position);
+
+	while (old < position &&
+		   !pg_atomic_compare_exchange_u64(&snowid_shared->next_position,
+										   &old, position))
+		;
+}

@@ -11,6 +11,12 @@
 
 #include "datatype/timestamp.h"
 
+/* At a new shared-memory segment: start at the high-water mark. */
+extern void snowid_generator_start(void);
+
+/* Replay of a bound: never issue below position. */
+extern void snowid_generator_raise(uint64 position);
+
 /* The node came from another start: go on above its previous holder. */
 extern void snowid_registry_raise_floor(int node_id, int64 floor_id,
 										bool has_floor_id,

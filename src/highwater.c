@@ -25,8 +25,8 @@
  * position whose ID lies at or above the bound
  * (snowid_position_at_or_above); a start refuses when the new layout could
  * reach that position only further ahead of the clock than max_lead and
- * max_wait allow (snowid_continuation, which ALTER SYSTEM on a layout
- * parameter applies too, in guc.c, to the bound of the IDs issued so far).
+ * max_wait allow (snowid_continuation, continuation.c, which ALTER SYSTEM on
+ * a layout parameter applies too, to the bound of the IDs issued so far).
  *
  * A renewal reserves SNOWID_RESERVE_MS beyond the last issued tick and
  * happens when less than half of that is left: one caller does the I/O
@@ -36,8 +36,10 @@
  * continues there; after a crash the server continues at the bound, at most
  * SNOWID_RESERVE_MS beyond the last ID.
  *
- * Replay (on a standby, or in crash recovery) raises the bound, the
- * generator's next position and the file, never lowers them.
+ * Replay (on a standby, or in crash recovery) raises the bound and the
+ * file, never lowers them; rmgr.c then has the generator raise its next
+ * position to the bound.  The start (snowid_highwater_load) sets the bound
+ * and returns its position, where the generator starts.
  *
  * The first time a bound is persisted, the marker file $PGDATA/snowid.issued
  * is created as well: a start that finds it but no snowid.highwater refuses,
@@ -59,7 +61,6 @@
 #include "port/pg_crc32c.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
-#include "pool.h"
 #include "durable.h"
 #include "lease.h"
 #include "snowid.h"
@@ -703,9 +704,11 @@ snowid_highwater_missing(void)
 
 /*
  * Called once per shared-memory initialisation, in the postmaster, before
- * recovery: nothing below the persisted bound will be issued.
+ * recovery: nothing below the persisted bound will be issued.  Sets the
+ * reservation to the bound and returns its position, where the generator
+ * starts (snowid_generator_start).
  */
-void
+uint64
 snowid_highwater_load(SnowidShared *shared)
 {
 	const SnowidLayout *layout = &snowid_active_layout;
@@ -726,11 +729,11 @@ snowid_highwater_load(SnowidShared *shared)
 		until = Max(b.has_layout ? snowid_position_until(layout, position) : b.until, 0);
 	}
 
-	pg_atomic_write_u64(&shared->next_position, position);
 	pg_atomic_write_u64(&shared->reserved_position, position);
 	pg_atomic_write_u64(&shared->reserved_until, (uint64) until);
 	if (!IsUnderPostmaster)
 		on_shmem_exit(snowid_highwater_shutdown, (Datum) 0);
+	return position;
 }
 
 /*
@@ -829,7 +832,7 @@ snowid_highwater_renew(SnowidShared *shared, const SnowidLayout *layout,
 	LWLockRelease(shared->renew_lock);
 }
 
-/* ---- the resource manager ---- */
+/* ---- the WAL records (dispatched by rmgr.c) ---- */
 
 /* The bound of a record of either version. */
 static void
@@ -869,9 +872,11 @@ snowid_record_bound(XLogReaderState *record, SnowidBound *b)
  * server's layout and node ID if they differ (a standby configured apart
  * from its primary): then the promoted server continues above the
  * primary's IDs, or its callers get the clock error, never a lower ID.
+ * Returns the position the generator must go on from (rmgr.c raises it
+ * there), or 0 if the record raises nothing.
  */
-static void
-snowid_redo(XLogReaderState *record)
+uint64
+snowid_highwater_redo(XLogReaderState *record)
 {
 	SnowidShared *shared = snowid_shared;
 	SnowidBound b;
@@ -879,11 +884,6 @@ snowid_redo(XLogReaderState *record)
 	uint64		position;
 	static bool logged = false;
 
-	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_SNOWID_POOL)
-	{
-		snowid_pool_redo(record);
-		return;
-	}
 	if (shared == NULL)
 		elog(PANIC, "snowid_redo: shared memory is not initialised");
 	snowid_record_bound(record, &b);
@@ -906,7 +906,7 @@ snowid_redo(XLogReaderState *record)
 	}
 
 	if (pg_atomic_read_u64(&shared->reserved_position) >= position)
-		return;					/* already known (e.g. from the file) */
+		return 0;				/* already known (e.g. from the file) */
 
 	snowid_bound_here(&here, position);
 	(void) snowid_highwater_write(&here, ERROR);
@@ -914,20 +914,16 @@ snowid_redo(XLogReaderState *record)
 						(uint64) Max(snowid_position_until(&snowid_active_layout,
 														   position), 0));
 	snowid_atomic_raise(&shared->reserved_position, position);
-	snowid_atomic_raise(&shared->next_position, position);
+	return position;
 }
 
-static void
-snowid_desc(StringInfo buf, XLogReaderState *record)
+/* A description of a record of either version, read from the record alone. */
+void
+snowid_highwater_desc(StringInfo buf, XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	SnowidBound b;
 
-	if (info == XLOG_SNOWID_POOL)
-	{
-		snowid_pool_desc(buf, record);
-		return;
-	}
 	if (info != XLOG_SNOWID_RESERVE && info != XLOG_SNOWID_BOUND)
 		return;
 	snowid_record_bound(record, &b);
@@ -940,32 +936,4 @@ snowid_desc(StringInfo buf, XLogReaderState *record)
 						 b.node_id, b.bound, timestamptz_to_str(b.layout.epoch),
 						 b.layout.tick_us, b.layout.timestamp_bits,
 						 b.layout.node_bits, b.layout.sequence_bits);
-}
-
-static const char *
-snowid_identify(uint8 info)
-{
-	switch (info & ~XLR_INFO_MASK)
-	{
-		case XLOG_SNOWID_RESERVE:
-			return "RESERVE";
-		case XLOG_SNOWID_BOUND:
-			return "BOUND";
-		case XLOG_SNOWID_POOL:
-			return "POOL";
-	}
-	return NULL;
-}
-
-static RmgrData snowid_rmgr = {
-	.rm_name = SNOWID_RMGR_NAME,
-	.rm_redo = snowid_redo,
-	.rm_desc = snowid_desc,
-	.rm_identify = snowid_identify,
-};
-
-void
-snowid_highwater_init(void)
-{
-	RegisterCustomRmgr(SNOWID_RMGR_ID, &snowid_rmgr);
 }

@@ -19,11 +19,13 @@
 
 #include "alter_system.h"
 #include "fmgr.h"
+#include "generator.h"
 #include "guc.h"
 #include "lease.h"
 #include "miscadmin.h"
 #include "pool.h"
 #include "registry.h"
+#include "rmgr.h"
 #include "snowid.h"
 #include "state.h"
 #include "storage/ipc.h"
@@ -52,7 +54,8 @@ snowid_shmem_request(void)
  * Each owner sets up its part, under AddinShmemInitLock: a new segment
  * (start, or re-initialisation after a backend crash) or, in a backend
  * that attaches, a lookup.  The lease state comes before the high-water
- * mark: with an assigned node, loading the mark needs it.
+ * mark: with an assigned node, loading the mark needs it; the generator
+ * starts from the mark.
  */
 static void
 snowid_shmem_startup(void)
@@ -66,7 +69,7 @@ snowid_shmem_startup(void)
 	found = snowid_state_shmem_startup();
 	snowid_registry_shmem_startup();
 	if (!found)
-		snowid_highwater_load(snowid_shared);
+		snowid_generator_start();
 	snowid_ticket_shmem_startup();
 	snowid_pool_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
@@ -86,7 +89,7 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = snowid_shmem_startup;
 
-	snowid_highwater_init();
+	snowid_rmgr_init();
 	snowid_ticket_init();
 	snowid_registry_worker_register();
 }
