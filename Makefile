@@ -17,6 +17,7 @@ OBJS = \
 	src/text.o \
 	src/stats.o \
 	src/continuation.o \
+	src/highwater_file.o \
 	src/highwater.o \
 	src/rmgr.o \
 	src/ticket_slot.o \
