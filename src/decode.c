@@ -16,6 +16,7 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lease.h"
 #include "snowid.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"

@@ -22,7 +22,7 @@
  *
  * A server that does not preload snowid never defines these parameters;
  * values set in postgresql.conf remain visible as placeholders, and
- * snowid_current_layout() parses those so the decoders still work.
+ * snowid_configured_layout() parses those so the decoders still work.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,8 +32,8 @@
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "pgtime.h"
-#include "registry.h"
-#include "snowid.h"
+#include "clock.h"
+#include "guc.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -394,12 +394,13 @@ snowid_guc_init(void)
 }
 
 /*
- * The layout in force, and the node ID (-1 if unset).  With snowid
- * preloaded that is the validated start-up configuration; without it, the
- * configured placeholders, validated here (and cached until they change).
+ * The configured layout, and the configured node ID (-1 if unset).  With
+ * snowid preloaded that is the validated start-up configuration; without
+ * it, the configured placeholders, validated here (and cached until they
+ * change).  snowid_current_layout (lease.c) adds the node in force.
  */
 void
-snowid_current_layout(SnowidLayout *layout, int *node_id)
+snowid_configured_layout(SnowidLayout *layout, int *node_id)
 {
 	static SnowidLayout cached;
 	static int	cached_node_id;
@@ -417,7 +418,7 @@ snowid_current_layout(SnowidLayout *layout, int *node_id)
 	if (snowid_gucs_defined)
 	{
 		*layout = snowid_active_layout;
-		*node_id = snowid_node_in_force();
+		*node_id = snowid_node_id;
 		return;
 	}
 

@@ -47,6 +47,6 @@ extern void snowid_validate_layout(SnowidLayout *layout, int id_bits,
 								   int node_bits, int sequence_bits,
 								   TimestampTz epoch, int tick_ms, int node_id,
 								   int elevel, bool warn_always);
-extern void snowid_current_layout(SnowidLayout *layout, int *node_id);
+extern void snowid_configured_layout(SnowidLayout *layout, int *node_id);
 
 #endif							/* SNOWID_GUC_H */

@@ -135,6 +135,18 @@ snowid_node_in_force(void)
 	return node;
 }
 
+/*
+ * The layout in force and this server's node ID (-1 if none), for the
+ * decoders: the configured layout, with the node the registry assigned.
+ */
+void
+snowid_current_layout(SnowidLayout *layout, int *node_id)
+{
+	snowid_configured_layout(layout, node_id);
+	if (snowid_gucs_defined)
+		*node_id = snowid_node_in_force();
+}
+
 /* ---- reading the published state ---- */
 
 /* Copy what the worker publishes, consistently, into *copy. */

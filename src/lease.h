@@ -83,6 +83,7 @@ extern void snowid_gate_open(int node_id);
 extern void snowid_gate_close(void);
 extern void snowid_gate_off(void);
 extern int	snowid_node_in_force(void);
+extern void snowid_current_layout(SnowidLayout *layout, int *node_id);
 extern uint64 snowid_gate_closed(SnowidShared *shared,
 								 const SnowidLayout *layout);
 extern char *snowid_sentence(const char *text);
