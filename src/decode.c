@@ -16,8 +16,9 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "guc.h"
+#include "layout.h"
 #include "lease.h"
-#include "snowid.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 

@@ -91,12 +91,15 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "clock.h"
+#include "compat.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "generator.h"
+#include "guc.h"
 #include "highwater.h"
 #include "lease.h"
-#include "snowid.h"
+#include "state.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
 

@@ -13,7 +13,7 @@
 #include "datatype/timestamp.h"
 #include "layout.h"
 #include "port/atomics.h"
-#include "snowid.h"
+#include "state.h"
 #include "storage/spin.h"
 
 /* what snowid_registry_status() shows as state */

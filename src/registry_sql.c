@@ -17,7 +17,7 @@
 #include "funcapi.h"
 #include "lease.h"
 #include "miscadmin.h"
-#include "snowid.h"
+#include "state.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 

@@ -14,10 +14,12 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "clock.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "guc.h"
 #include "lease.h"
-#include "snowid.h"
+#include "state.h"
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(snowid_stats);
