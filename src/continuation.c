@@ -95,7 +95,7 @@ snowid_describe_change(const SnowidLayout *was, int was_node,
  * so it may always.  Fills *c; returns c->ok.
  *
  * The start of a server under a changed layout and ALTER SYSTEM on a
- * layout parameter (guc.c) both judge by this, and only this.
+ * layout parameter (alter_system.c) both judge by this, and only this.
  */
 bool
 snowid_continuation(const SnowidLayout *layout, int node_id, uint64 bound,

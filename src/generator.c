@@ -253,7 +253,7 @@ snowid_wall_tick(const SnowidLayout *layout, TimestampTz now)
  * stores into the slot of its PGPROC number, which no other process writes
  * (so no increment is lost and no cache line is shared), or atomics on
  * shared counts for a process without a slot.  snowid_stats() sums them
- * (shmem.c).
+ * (state.c).
  */
 static inline void
 snowid_count_issued(SnowidShared *shared, uint64 n, uint64 last)

@@ -56,7 +56,7 @@ typedef struct SnowidShared
 	char		pad2[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
 
 	/*
-	 * The gate (registry.c): low half 0 while this server may not issue,
+	 * The gate (lease.c): low half 0 while this server may not issue,
 	 * else its node ID + 1; high half a count of changes.  Read by every
 	 * caller, before and after it claims; written only when the lease
 	 * state changes.

@@ -5,7 +5,7 @@
  *
  * Reads the atomics in SnowidShared without a lock; each value is exact,
  * the row as a whole is not a single snapshot.  ids_issued and last_id
- * come from the backends' own counts, summed (shmem.c); last_id is the
+ * come from the backends' own counts, summed (state.c); last_id is the
  * highest ID issued, not the stream's next position, which may lie above
  * positions claimed and dropped.
  *
