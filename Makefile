@@ -18,6 +18,8 @@ OBJS = \
 	src/ticket_slot.o \
 	src/ticket_catalog.o \
 	src/ticket_guard.o \
+	src/ticket_lookup.o \
+	src/ticket_hooks.o \
 	src/ticket.o \
 	src/registry.o \
 	src/registry_worker.o \

@@ -16,6 +16,7 @@
 #define SNOWID_TICKET_H
 
 #include "pool.h"
+#include "access/skey.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
 #include "ticketmath.h"
@@ -101,27 +102,44 @@ extern SnowidTakeResult snowid_ticket_next_block(SnowidTicketSlot *slot,
 												 uint32 *count);
 
 /* ticket_guard.c */
-extern Oid	snowid_ticket_table(Oid *extoid);
 extern void snowid_ticket_lock_table(const char *name);
 extern int64 snowid_ticket_served(Oid relid, const char *name);
 extern void snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
 									   const SnowidTicketSpec *spec);
 extern void snowid_ticket_check_sequence(Oid relid, const char *name,
 										 const SnowidTicketSpec *spec);
-extern void snowid_ticket_forget(Oid relid);
+
+/* ticket_hooks.c */
 extern void snowid_ticket_guard_init(void);
 
-/* ticket_catalog.c */
-extern const char *snowid_ticket_name(Oid relid);
-extern int64 snowid_ticket_type_max(Oid type);
+/* ticket_lookup.c */
 extern SnowidTicketEntry *snowid_ticket_lookup(Oid relid, Oid fn_oid,
 											   bool check_acl);
 extern SnowidTicketEntry *snowid_ticket_lookup_bound(Oid relid, Oid fn_oid);
+
+/* ticket_catalog.c */
+#define Anum_ticket_seqrelid	1
+#define Anum_ticket_shard		2
+#define Anum_ticket_shards		3
+#define Anum_ticket_block		4
+#define Anum_ticket_start		5
+#define Anum_ticket_type		6
+#define Anum_ticket_served		8
+
+extern Oid	snowid_ticket_table(Oid *extoid);
+extern Oid	snowid_ticket_table_guarded(Oid *extoid, bool *guarded);
+extern void snowid_ticket_table_cb(Datum arg, Oid relid);
+extern void snowid_ticket_key(ScanKeyData *key, Oid relid);
+extern const char *snowid_ticket_name(Oid relid);
+extern int64 snowid_ticket_type_max(Oid type);
 extern bool snowid_ticket_alive(Oid extnsp, Oid relid, int64 stamp);
 extern bool snowid_ticket_find_row(Oid extnsp, Oid relid,
 								   SnowidTicketEntry *entry);
 extern const char *snowid_ticket_lock_existing(Oid relid);
 extern Oid	snowid_ticket_catalog_owner(Oid extnsp);
+extern bool snowid_ticket_has_dependency(Oid relid, Oid extoid);
+extern bool snowid_ticket_is_ticket(Oid relid, Oid extoid);
+extern void snowid_ticket_forget(Oid relid);
 
 /*
  * The hot path: take one offset of the current generation with a
