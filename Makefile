@@ -20,7 +20,7 @@ OBJS = \
 	src/ticket_guard.o \
 	src/ticket_lookup.o \
 	src/ticket_hooks.o \
-	src/ticket.o \
+	src/ticket_sql.o \
 	src/registry.o \
 	src/registry_worker.o \
 	src/pool.o \

@@ -11,8 +11,9 @@
 
 #include "miscadmin.h"
 #include "pool.h"
-#include "snowid.h"
-#include "ticket.h"
+#include "ticket_catalog.h"
+#include "ticket_lookup.h"
+#include "ticket_slot.h"
 #include "utils/acl.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"

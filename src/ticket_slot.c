@@ -121,7 +121,9 @@
 #include "storage/shmem.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
-#include "ticket.h"
+#include "ticket_catalog.h"
+#include "ticket_guard.h"
+#include "ticket_slot.h"
 #include "utils/syscache.h"
 
 int			snowid_ticket_slots = 128;

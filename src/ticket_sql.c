@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * ticket.c
+ * ticket_sql.c
  *	  Ticket sequences: the SQL functions snowid_ticket_next,
  *	  snowid_ticket_shard, snowid_ticket_create and snowid_ticket_cache.
  *
@@ -15,7 +15,9 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "snowid.h"
-#include "ticket.h"
+#include "ticket_catalog.h"
+#include "ticket_lookup.h"
+#include "ticket_slot.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
