@@ -425,7 +425,7 @@ snowid_ticket_registered(PG_FUNCTION_ARGS)
 
 /* ---------- install ---------- */
 
-void
+static void
 snowid_ticket_guard_init(void)
 {
 	prev_process_utility = ProcessUtility_hook;

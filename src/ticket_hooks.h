@@ -11,6 +11,5 @@
 #define SNOWID_TICKET_HOOKS_H
 
 extern void snowid_ticket_init(void);
-extern void snowid_ticket_guard_init(void);
 
 #endif							/* SNOWID_TICKET_HOOKS_H */

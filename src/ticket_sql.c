@@ -8,13 +8,14 @@
  */
 #include "postgres.h"
 
+#include "compat.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "snowid.h"
+#include "pool.h"
 #include "ticket_catalog.h"
 #include "ticket_lookup.h"
 #include "ticket_slot.h"
@@ -22,7 +23,6 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
-#include "utils/regproc.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
