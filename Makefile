@@ -23,7 +23,9 @@ OBJS = \
 	src/ticket_slot.o \
 	src/ticket_catalog.o \
 	src/ticket_guard.o \
-	src/ticket.o \
+	src/ticket_lookup.o \
+	src/ticket_hooks.o \
+	src/ticket_sql.o \
 	src/lease.o \
 	src/lease_file.o \
 	src/registry_sql.o \

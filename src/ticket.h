@@ -1,14 +1,32 @@
 /*-------------------------------------------------------------------------
  *
  * ticket.h
- *	  Ticket sequences: shared-memory slots, the per-backend lookup cache
- *	  and the lock-free hot path that takes one value.
+ *	  Ticket sequences: the structs the ticket files share and the
+ *	  lock-free hot path that takes one value.
  *
- * ticket_slot.c owns the slots and blocks (its header comment has the
- * protocol and why no value is issued twice), ticket_catalog.c the
- * settings, privileges and DROP hooks, ticket_guard.c what keeps the
- * backing sequence from being rewound (served mark, settings, ALTER,
- * registration), ticket.c the SQL functions.
+ * The subsystem, its calls running one way (each file calls only those
+ * listed before it):
+ *	 ticket_catalog.c  the catalog table snowid_ticket: rows, names, owner,
+ *					   registration, removal of a dropped ticket's row;
+ *	 ticket_guard.c	   the served mark and the backing sequence's checks;
+ *	 ticket_slot.c	   the slots in shared memory and the blocks they serve
+ *					   (its header comment has the protocol and why no
+ *					   value is issued twice);
+ *	 ticket_lookup.c   the per-backend cache of settings and privileges;
+ *	 ticket_sql.c	   the SQL functions;
+ *	 ticket_hooks.c	   the DROP and ALTER hooks, the registration trigger
+ *					   and snowid_ticket_init.
+ * Each has its own header; this one is included by all of them.
+ *
+ * Who writes what:
+ *	 SnowidTicketShared and SnowidTicketSlot: ticket_slot.c alone, which
+ *	 initialises them at shmem startup, binds and frees slots and installs
+ *	 blocks, under the locks the comments below name; the one other writer
+ *	 is the fetch-add of snowid_ticket_take (below) on slot->cur.
+ *	 SnowidTicketEntry (backend-local): ticket_lookup.c fills the settings
+ *	 (from ticket_catalog.c's row), valid and acl_user; ticket_slot.c's
+ *	 snowid_ticket_bind sets slot and bind_count; ticket_sql.c drops slot
+ *	 and valid when the slot was rebound.
  *
  *-------------------------------------------------------------------------
  */
@@ -87,42 +105,6 @@ typedef enum
 	TAKE_REBIND					/* the slot no longer belongs to us */
 } SnowidTakeResult;
 
-/* ticket_slot.c */
-extern SnowidTicketShared *ticket_shared;
-
-extern SnowidTicketShared *snowid_ticket_require_shared(void);
-extern void snowid_ticket_free_slots(Oid dbid, Oid relid);
-extern void snowid_ticket_bind(SnowidTicketEntry *entry);
-extern void snowid_ticket_prefetch_block(SnowidTicketSlot *slot,
-										 SnowidTicketEntry *entry);
-extern SnowidTakeResult snowid_ticket_next_block(SnowidTicketSlot *slot,
-												 SnowidTicketEntry *entry,
-												 uint32 g, int64 *value,
-												 uint32 *count);
-
-/* ticket_guard.c */
-extern Oid	snowid_ticket_table(Oid *extoid);
-extern void snowid_ticket_lock_table(const char *name);
-extern int64 snowid_ticket_served(Oid relid, const char *name);
-extern void snowid_ticket_raise_served(Oid relid, const char *name, int64 b,
-									   const SnowidTicketSpec *spec);
-extern void snowid_ticket_check_sequence(Oid relid, const char *name,
-										 const SnowidTicketSpec *spec);
-extern void snowid_ticket_forget(Oid relid);
-extern void snowid_ticket_guard_init(void);
-
-/* ticket_catalog.c */
-extern const char *snowid_ticket_name(Oid relid);
-extern int64 snowid_ticket_type_max(Oid type);
-extern SnowidTicketEntry *snowid_ticket_lookup(Oid relid, Oid fn_oid,
-											   bool check_acl);
-extern SnowidTicketEntry *snowid_ticket_lookup_bound(Oid relid, Oid fn_oid);
-extern bool snowid_ticket_alive(Oid extnsp, Oid relid, int64 stamp);
-extern bool snowid_ticket_find_row(Oid extnsp, Oid relid,
-								   SnowidTicketEntry *entry);
-extern const char *snowid_ticket_lock_existing(Oid relid);
-extern Oid	snowid_ticket_catalog_owner(Oid extnsp);
-
 /*
  * The hot path: take one offset of the current generation with a
  * fetch-add and read its block (see ticket_slot.c for the protocol).
@@ -159,15 +141,6 @@ snowid_ticket_take(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 		return TAKE_EMPTY;
 	*value = (int64) ((uint64) first + (uint64) off * (uint64) entry->spec.shards);
 	return TAKE_OK;
-}
-
-/* The offset of a block whose taker pre-fetches the next block. */
-static inline uint32
-snowid_ticket_threshold(uint32 count)
-{
-	uint64		t = (uint64) count * (uint64) snowid_ticket_prefetch / 100;
-
-	return t >= count ? count - 1 : (uint32) t;
 }
 
 #endif							/* SNOWID_TICKET_H */

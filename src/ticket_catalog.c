@@ -1,10 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * ticket_catalog.c
- *	  Ticket sequences: their settings in the catalog table snowid_ticket,
- *	  the per-backend cache of settings and privileges, and the hooks that
- *	  free slots when a ticket sequence, the extension or a database is
- *	  dropped.
+ *	  Ticket sequences: the catalog table snowid_ticket of this database's
+ *	  snowid.  Where the table is, the row of a ticket, whether a sequence
+ *	  is registered as a ticket (its dependency on the extension), a
+ *	  ticket's name, the table's owner, and the removal of a dropped
+ *	  ticket's row.
+ *
+ * All catalog access here is by OID through index scans: no SPI, no
+ * search_path.  The bottom of the ticket files: it calls none of them.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,116 +16,125 @@
 
 #include "compat.h"
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/xact.h"
-#include "catalog/namespace.h"
-#include "catalog/objectaccess.h"
+#include "catalog/dependency.h"
 #include "catalog/pg_class.h"
-#include "catalog/pg_database.h"
+#include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
-#include "snowid.h"
-#include "ticket.h"
-#include "utils/acl.h"
+#include "ticket_catalog.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
-#include "utils/hsearch.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-static HTAB *ticket_cache = NULL;
-static object_access_hook_type prev_object_access_hook = NULL;
+/* ---------- the catalog table ---------- */
 
-/* ---------- DROP hooks ---------- */
+/* Backend-local: the extension and its table in the current database. */
+static Oid	cached_db = InvalidOid;
+static Oid	cached_ext = InvalidOid;
+static Oid	cached_table = InvalidOid;
+static bool cached_guarded = false;
 
-/*
- * DROP of a sequence, of the extension or of a database frees the slots it
- * leaves behind.  DROP of a ticket sequence also removes its row of
- * snowid_ticket here, in the dropping transaction: OAT_DROP runs in every
- * mode, while the event trigger of the SQL script (kept for servers that
- * do not preload snowid) is skipped under session_replication_role =
- * replica and in single-user mode.
- */
-static void
-snowid_ticket_object_access(ObjectAccessType access, Oid classId,
-							Oid objectId, int subId, void *arg)
+/* The schema of extension ext (PostgreSQL 15 does not export its own). */
+static Oid
+snowid_ticket_extension_schema(Oid ext)
 {
-	if (prev_object_access_hook)
-		prev_object_access_hook(access, classId, objectId, subId, arg);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp = InvalidOid;
 
-	if (access != OAT_DROP)
-		return;
-	if (classId == RelationRelationId && subId == 0)
-		snowid_ticket_forget(objectId);
-	if (ticket_shared == NULL)
-		return;
-	if (classId == RelationRelationId && subId == 0)
-		snowid_ticket_free_slots(MyDatabaseId, objectId);
-	else if (classId == DatabaseRelationId)
-		snowid_ticket_free_slots(objectId, InvalidOid);
-	else if (classId == ExtensionRelationId &&
-			 objectId == get_extension_oid("snowid", true))
-		snowid_ticket_free_slots(MyDatabaseId, InvalidOid);
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
 }
 
+/* The table changed (ALTER EXTENSION UPDATE adds served): look again. */
 void
-snowid_ticket_init(void)
+snowid_ticket_table_cb(Datum arg, Oid relid)
 {
-	prev_object_access_hook = object_access_hook;
-	object_access_hook = snowid_ticket_object_access;
-	snowid_ticket_guard_init();
-}
-
-/* ---------- per-backend cache of settings and privileges ---------- */
-
-static void
-snowid_ticket_relcache_cb(Datum arg, Oid relid)
-{
-	HASH_SEQ_STATUS status;
-	SnowidTicketEntry *entry;
-
-	if (ticket_cache == NULL)
-		return;
-	if (OidIsValid(relid))
-	{
-		entry = hash_search(ticket_cache, &relid, HASH_FIND, NULL);
-		if (entry)
-			entry->valid = false;
-		return;
-	}
-	hash_seq_init(&status, ticket_cache);
-	while ((entry = hash_seq_search(&status)) != NULL)
-		entry->valid = false;
+	if (!OidIsValid(relid) || relid == cached_table)
+		cached_table = InvalidOid;
 }
 
 /*
- * A role or a role membership changed (ALTER ROLE ... NOSUPERUSER or
- * NOINHERIT, GRANT/REVOKE of a role, DROP ROLE, or ALTER DATABASE ... OWNER,
- * which moves the membership in pg_database_owner, as acl.c's membership
- * cache knows): check privileges again.
- * GRANT/REVOKE on the sequence itself and ALTER ... OWNER invalidate its
- * relcache entry, which drops the whole cache entry; SET ROLE and SECURITY
- * DEFINER change the user, which the check compares.
+ * The OID of table snowid_ticket of this database's snowid, or InvalidOid
+ * if snowid is not installed here; *extoid gets the extension's OID.
  */
-static void
-snowid_ticket_roles_cb(Datum arg, int cacheid, uint32 hashvalue)
+Oid
+snowid_ticket_table(Oid *extoid)
 {
-	HASH_SEQ_STATUS status;
-	SnowidTicketEntry *entry;
+	bool		guarded;
 
-	if (ticket_cache == NULL)
-		return;
-	hash_seq_init(&status, ticket_cache);
-	while ((entry = hash_seq_search(&status)) != NULL)
-		entry->acl_user = InvalidOid;
+	return snowid_ticket_table_guarded(extoid, &guarded);
 }
+
+/*
+ * The same, and whether the table has the served mark and the trigger of
+ * version 1.2: a database still at 1.1 (library installed, ALTER EXTENSION
+ * UPDATE not yet run) serves its tickets as 1.1 did until it is updated.
+ */
+Oid
+snowid_ticket_table_guarded(Oid *extoid, bool *guarded)
+{
+	Oid			ext;
+	Oid			nsp;
+
+	if (cached_db == MyDatabaseId && OidIsValid(cached_table))
+	{
+		char	   *name = get_rel_name(cached_table);
+
+		/* DROP EXTENSION drops the table, whose invalidation resets this */
+		if (name != NULL && strcmp(name, "snowid_ticket") == 0)
+		{
+			if (extoid)
+				*extoid = cached_ext;
+			*guarded = cached_guarded;
+			return cached_table;
+		}
+	}
+	cached_table = InvalidOid;
+	ext = get_extension_oid("snowid", true);
+	if (!OidIsValid(ext))
+		return InvalidOid;
+	nsp = snowid_ticket_extension_schema(ext);
+	cached_table = get_relname_relid("snowid_ticket", nsp);
+	cached_guarded = OidIsValid(cached_table) &&
+		get_attnum(cached_table, "served") == Anum_ticket_served;
+	cached_ext = ext;
+	cached_db = MyDatabaseId;
+	if (extoid)
+		*extoid = ext;
+	*guarded = cached_guarded;
+	return cached_table;
+}
+
+/* A scan key on column seqrelid, the primary key of snowid_ticket. */
+void
+snowid_ticket_key(ScanKeyData *key, Oid relid)
+{
+	ScanKeyInit(key, Anum_ticket_seqrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+}
+
+/* ---------- rows ---------- */
 
 const char *
 snowid_ticket_name(Oid relid)
@@ -221,31 +234,6 @@ snowid_ticket_find_row(Oid extnsp, Oid relid, SnowidTicketEntry *entry)
 	return found;
 }
 
-/* Read the settings of ticket relid from the catalog in schema extnsp. */
-static void
-snowid_ticket_read_catalog(Oid extnsp, Oid relid, SnowidTicketEntry *entry)
-{
-	if (!snowid_ticket_find_row(extnsp, relid, entry))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a ticket sequence",
-						snowid_ticket_name(relid)),
-				 errhint("Create ticket sequences with snowid_ticket_create().")));
-
-	/* Rows are written only by snowid_ticket_create; be safe anyway. */
-	if (entry->spec.shards < 1 || entry->spec.shard < 0 ||
-		entry->spec.shard >= entry->spec.shards || entry->spec.block < 1 ||
-		entry->spec.maxvalue == 0 || !snowid_ticket_has_values(&entry->spec))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("settings of ticket sequence \"%s\" are invalid",
-						snowid_ticket_name(relid)),
-				 errdetail("The row of snowid_ticket has been changed by hand.")));
-	/* a pooled ticket: its pool's slot in this server's holdings */
-	entry->pool_idx = entry->pool[0] != '\0' ?
-		snowid_pool_attach(entry->pool, false) : -1;
-}
-
 /*
  * Is the ticket of a slot (relid, created at stamp) still alive in this
  * database: its sequence exists and the catalog row (in schema extnsp) is
@@ -259,92 +247,6 @@ snowid_ticket_alive(Oid extnsp, Oid relid, int64 stamp)
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		return false;
 	return snowid_ticket_find_row(extnsp, relid, &row) && row.stamp == stamp;
-}
-
-/*
- * The cache entry of ticket relid with valid settings; checks USAGE or
- * UPDATE for the current user if check_acl.  fn_oid is the calling SQL
- * function, whose schema is the extension's.
- */
-SnowidTicketEntry *
-snowid_ticket_lookup(Oid relid, Oid fn_oid, bool check_acl)
-{
-	SnowidTicketEntry *entry;
-	bool		found;
-
-	if (unlikely(ticket_cache == NULL))
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(SnowidTicketEntry);
-		ticket_cache = hash_create("snowid ticket cache", 16, &ctl,
-								   HASH_ELEM | HASH_BLOBS);
-		CacheRegisterRelcacheCallback(snowid_ticket_relcache_cb, (Datum) 0);
-		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, snowid_ticket_roles_cb,
-									  (Datum) 0);
-		CacheRegisterSyscacheCallback(AUTHOID, snowid_ticket_roles_cb,
-									  (Datum) 0);
-		/* the owner of the database is a member of pg_database_owner */
-		CacheRegisterSyscacheCallback(DATABASEOID, snowid_ticket_roles_cb,
-									  (Datum) 0);
-	}
-
-	entry = hash_search(ticket_cache, &relid, HASH_ENTER, &found);
-	if (!found)
-	{
-		entry->valid = false;
-		entry->slot = -1;
-		entry->acl_user = InvalidOid;
-	}
-	if (unlikely(!entry->valid))
-	{
-		SnowidTicketEntry fresh;
-		Oid			extnsp = get_func_namespace(fn_oid);
-
-		entry->slot = -1;
-		entry->acl_user = InvalidOid;
-		snowid_ticket_read_catalog(extnsp, relid, &fresh);
-		entry->spec = fresh.spec;
-		memcpy(entry->pool, fresh.pool, sizeof(entry->pool));
-		entry->pool_idx = fresh.pool_idx;
-		entry->stamp = fresh.stamp;
-		entry->xmin = fresh.xmin;
-		entry->extnsp = extnsp;
-		entry->valid = true;
-	}
-	if (check_acl && unlikely(entry->acl_user != GetUserId()))
-	{
-		AclResult	aclresult;
-
-		aclresult = pg_class_aclcheck(relid, GetUserId(),
-									  ACL_USAGE | ACL_UPDATE);
-		if (aclresult != ACLCHECK_OK)
-			aclcheck_error(aclresult, OBJECT_SEQUENCE, get_rel_name(relid));
-		entry->acl_user = GetUserId();
-	}
-	return entry;
-}
-
-/*
- * The cache entry of ticket relid, checked like snowid_ticket_lookup, and
- * bound to a slot.  Binding happens only under a lock on the sequence that
- * DROP conflicts with, and after checking that the sequence still exists:
- * DROP frees the slots of the sequence (object access hook) while holding
- * its AccessExclusiveLock until commit, so no slot is ever bound for a
- * ticket that is already dropped.  The lock also processes pending
- * invalidations, so the settings read are current.
- */
-SnowidTicketEntry *
-snowid_ticket_lookup_bound(Oid relid, Oid fn_oid)
-{
-	SnowidTicketEntry *entry;
-
-	(void) snowid_ticket_lock_existing(relid);
-	entry = snowid_ticket_lookup(relid, fn_oid, true);
-	if (entry->slot < 0)
-		snowid_ticket_bind(entry);
-	return entry;
 }
 
 /*
@@ -380,4 +282,74 @@ snowid_ticket_catalog_owner(Oid extnsp)
 	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
 	return owner;
+}
+
+/* ---------- registration ---------- */
+
+/* Does sequence relid depend on extension extoid (as a ticket does)? */
+bool
+snowid_ticket_has_dependency(Oid relid, Oid extoid)
+{
+	Relation	depRel;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	depRel = table_open(DependRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(RelationRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(depRel, DependDependerIndexId, true, NULL, 2, key);
+	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tup);
+
+		found = dep->refclassid == ExtensionRelationId &&
+			dep->refobjid == extoid && dep->objsubid == 0 &&
+			dep->deptype == DEPENDENCY_NORMAL;
+	}
+	systable_endscan(scan);
+	table_close(depRel, AccessShareLock);
+	return found;
+}
+
+/* Is relid a sequence registered as a ticket of the extension extoid? */
+bool
+snowid_ticket_is_ticket(Oid relid, Oid extoid)
+{
+	return get_rel_relkind(relid) == RELKIND_SEQUENCE &&
+		snowid_ticket_has_dependency(relid, extoid);
+}
+
+/* ---------- DROP ---------- */
+
+/*
+ * Remove the rows of snowid_ticket of sequence relid, which is being
+ * dropped (or was just created: any row with its OID is stale).  Runs with
+ * no privilege check, in the dropping transaction.
+ */
+void
+snowid_ticket_forget(Oid relid)
+{
+	Oid			table;
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+
+	if (get_rel_relkind(relid) != RELKIND_SEQUENCE)
+		return;
+	table = snowid_ticket_table(NULL);
+	if (!OidIsValid(table))
+		return;
+	rel = table_open(table, RowExclusiveLock);
+	snowid_ticket_key(&key, relid);
+	scan = systable_beginscan(rel, snowid_primary_key_index(rel), true,
+							  NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		simple_heap_delete(rel, &tup->t_self);
+	systable_endscan(scan);
+	table_close(rel, RowExclusiveLock);
 }

@@ -115,13 +115,14 @@
 #include "access/xlog_internal.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
+#include "pool.h"
 #include "snowid.h"
-#include "storage/lmgr.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/memutils.h"
-#include "utils/syscache.h"
-#include "ticket.h"
+#include "ticket_catalog.h"
+#include "ticket_guard.h"
+#include "ticket_slot.h"
 #include "utils/syscache.h"
 
 int			snowid_ticket_slots = 128;

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * ticket.c
+ * ticket_sql.c
  *	  Ticket sequences: the SQL functions snowid_ticket_next,
  *	  snowid_ticket_shard, snowid_ticket_create and snowid_ticket_cache.
  *
@@ -8,19 +8,21 @@
  */
 #include "postgres.h"
 
+#include "compat.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "snowid.h"
-#include "ticket.h"
+#include "pool.h"
+#include "ticket_catalog.h"
+#include "ticket_lookup.h"
+#include "ticket_slot.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
-#include "utils/regproc.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"

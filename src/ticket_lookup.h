@@ -1,0 +1,18 @@
+/*-------------------------------------------------------------------------
+ *
+ * ticket_lookup.h
+ *	  Ticket sequences: the per-backend cache of settings and privileges
+ *	  (ticket_lookup.c), and the binding of an entry to its slot.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_TICKET_LOOKUP_H
+#define SNOWID_TICKET_LOOKUP_H
+
+#include "ticket.h"
+
+extern SnowidTicketEntry *snowid_ticket_lookup(Oid relid, Oid fn_oid,
+											   bool check_acl);
+extern SnowidTicketEntry *snowid_ticket_lookup_bound(Oid relid, Oid fn_oid);
+
+#endif							/* SNOWID_TICKET_LOOKUP_H */
