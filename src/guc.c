@@ -54,6 +54,8 @@ bool		snowid_gucs_defined = false;
 SnowidLayout snowid_active_layout;
 char	   *snowid_registry_conninfo = NULL;
 int			snowid_lease_s = 12 * 3600;
+int			snowid_ticket_slots = 128;
+int			snowid_ticket_prefetch = 50;
 
 static int	snowid_node_bits = SNOWID_DEFAULT_NODE_BITS;
 static int	snowid_sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS;

@@ -31,6 +31,8 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "ticket_hooks.h"
+#include "ticket_slot.h"
 
 PG_MODULE_MAGIC;
 

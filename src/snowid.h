@@ -21,10 +21,4 @@
 #include "storage/lwlock.h"
 #include "wal.h"
 
-/* ticket.c: ticket sequences */
-
-extern void snowid_ticket_init(void);
-extern void snowid_ticket_shmem_request(void);
-extern void snowid_ticket_shmem_startup(void);
-
 #endif							/* SNOWID_H */

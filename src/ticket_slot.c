@@ -116,7 +116,7 @@
 #include "commands/sequence.h"
 #include "miscadmin.h"
 #include "pool.h"
-#include "snowid.h"
+#include "guc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/memutils.h"
@@ -124,9 +124,6 @@
 #include "ticket_guard.h"
 #include "ticket_slot.h"
 #include "utils/syscache.h"
-
-int			snowid_ticket_slots = 128;
-int			snowid_ticket_prefetch = 50;
 
 SnowidTicketShared *ticket_shared = NULL;
 

@@ -11,7 +11,7 @@
 #ifndef SNOWID_TICKET_SLOT_H
 #define SNOWID_TICKET_SLOT_H
 
-#include "snowid.h"
+#include "guc.h"
 #include "ticket.h"
 
 extern SnowidTicketShared *ticket_shared;
