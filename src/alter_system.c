@@ -22,7 +22,6 @@
 #include "continuation.h"
 #include "guc.h"
 #include "highwater.h"
-#include "lease.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "state.h"

@@ -16,10 +16,8 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "guc.h"
 #include "layout.h"
 #include "lease.h"
-#include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(snowid_timestamp);

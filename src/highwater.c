@@ -54,7 +54,6 @@
 #include <unistd.h>
 
 #include "access/xlog.h"
-#include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "clock.h"
@@ -68,7 +67,6 @@
 #include "port/pg_crc32c.h"
 #include "replication/syncrep.h"
 #include "state.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "utils/timestamp.h"

@@ -24,7 +24,6 @@
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
-#include "utils/timestamp.h"
 
 #define SNOWID_HIGHWATER_FILE "snowid.highwater"
 #define SNOWID_HIGHWATER_TMP "snowid.highwater.tmp"

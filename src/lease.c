@@ -34,7 +34,6 @@
 #include "state.h"
 #include "storage/shmem.h"
 #include "utils/acl.h"
-#include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 SnowidRegistryShared *snowid_registry = NULL;
