@@ -26,7 +26,6 @@
 #include "pool.h"
 #include "registry.h"
 #include "rmgr.h"
-#include "snowid.h"
 #include "state.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
