@@ -125,7 +125,7 @@ typedef struct SnowidPoolShared
 	SnowidPoolSlot slots[SNOWID_POOL_MAX];
 } SnowidPoolShared;
 
-static SnowidPoolShared *pool_shared = NULL;
+static SnowidPoolShared *snowid_pool_shared = NULL;
 
 PG_FUNCTION_INFO_V1(snowid_pool_holdings);
 PG_FUNCTION_INFO_V1(snowid_pool_take_sql);
@@ -226,25 +226,25 @@ snowid_pool_shmem_startup(void)
 {
 	bool		found;
 
-	pool_shared = ShmemInitStruct("snowid_pool", snowid_pool_shmem_size(),
-								  &found);
+	snowid_pool_shared = ShmemInitStruct("snowid_pool",
+										 snowid_pool_shmem_size(), &found);
 	if (!found)
 	{
 		LWLockPadded *locks = GetNamedLWLockTranche("snowid_pool");
 
-		memset(pool_shared, 0, sizeof(SnowidPoolShared));
-		pg_atomic_init_u32(&pool_shared->wake, 0);
+		memset(snowid_pool_shared, 0, sizeof(SnowidPoolShared));
+		pg_atomic_init_u32(&snowid_pool_shared->wake, 0);
 		/*
 		 * Request keys must never repeat: a crash restart of the backends
 		 * (restart_after_crash) keeps the postmaster's start identity but
 		 * starts the request count over, and the registry answers a key it
 		 * knows with the range it granted under it.
 		 */
-		pool_shared->key_epoch = GetCurrentTimestamp();
-		pool_shared->table_lock = &locks[0].lock;
-		pool_shared->file_lock = &locks[1].lock;
+		snowid_pool_shared->key_epoch = GetCurrentTimestamp();
+		snowid_pool_shared->table_lock = &locks[0].lock;
+		snowid_pool_shared->file_lock = &locks[1].lock;
 		for (int i = 0; i < SNOWID_POOL_MAX; i++)
-			pool_shared->slots[i].lock = &locks[i + 2].lock;
+			snowid_pool_shared->slots[i].lock = &locks[i + 2].lock;
 		snowid_pool_load();
 	}
 }
@@ -252,13 +252,13 @@ snowid_pool_shmem_startup(void)
 static SnowidPoolShared *
 snowid_pool_require_shared(void)
 {
-	if (unlikely(pool_shared == NULL))
+	if (unlikely(snowid_pool_shared == NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowid must be loaded via shared_preload_libraries"),
 				 errdetail("The ranges of registry pools are held in snowid's shared memory."),
 				 errhint("Add snowid to shared_preload_libraries in postgresql.conf and restart the server.")));
-	return pool_shared;
+	return snowid_pool_shared;
 }
 
 /* Put a loaded or replayed state into a free slot; table_lock held. */
@@ -266,11 +266,11 @@ static int
 snowid_pool_slot_from_state(const SnowidPoolState *st)
 {
 	SnowidPoolSlot *slot;
-	int			idx = pool_shared->nused;
+	int			idx = snowid_pool_shared->nused;
 
 	if (idx >= SNOWID_POOL_MAX)
 		return -1;
-	slot = &pool_shared->slots[idx];
+	slot = &snowid_pool_shared->slots[idx];
 	slot->st = *st;
 	slot->next_off = st->durable_off;
 	snowid_state_settle(&slot->st, &slot->next_off);
@@ -278,7 +278,7 @@ snowid_pool_slot_from_state(const SnowidPoolState *st)
 	slot->request[0] = '\0';
 	slot->detail[0] = '\0';
 	slot->in_use = true;
-	pool_shared->nused++;
+	snowid_pool_shared->nused++;
 	return idx;
 }
 
@@ -547,7 +547,7 @@ snowid_pool_load(void)
 	bool		from_backup = (marked || access("backup_label", F_OK) == 0) &&
 		access("standby.signal", F_OK) != 0;
 
-	pool_shared->from_backup = from_backup;
+	snowid_pool_shared->from_backup = from_backup;
 	if (from_backup && !marked)
 		(void) snowid_write_durably(SNOWID_POOLS_COPIED, SNOWID_POOLS_COPIED ".tmp",
 									"snowid: this data directory replays the WAL of the server it was copied from\n",
@@ -564,13 +564,13 @@ snowid_pool_load(void)
 			states[i].gen += UINT64CONST(1) << 40;
 		}
 		idx = snowid_pool_slot_from_state(&states[i]);
-		pool_shared->file_state[idx] = states[i];
-		pool_shared->file_used[idx] = true;
+		snowid_pool_shared->file_state[idx] = states[i];
+		snowid_pool_shared->file_used[idx] = true;
 		last_idx = idx;
 	}
 	if (from_backup && last_idx >= 0)
 	{
-		snowid_pool_write_file(last_idx, &pool_shared->file_state[last_idx], FATAL);
+		snowid_pool_write_file(last_idx, &snowid_pool_shared->file_state[last_idx], FATAL);
 		ereport(LOG,
 				(errmsg("snowid gave up the pool ranges this data directory was copied with (" INT64_FORMAT " values)",
 						dropped),
@@ -589,14 +589,14 @@ snowid_pool_write_file(int idx, const SnowidPoolState *st, int elevel)
 	StringInfoData buf;
 	int			n = 0;
 
-	pool_shared->file_state[idx] = *st;
-	pool_shared->file_used[idx] = true;
+	snowid_pool_shared->file_state[idx] = *st;
+	snowid_pool_shared->file_used[idx] = true;
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, SNOWID_POOLS_MAGIC "\n");
 	for (int i = 0; i < SNOWID_POOL_MAX; i++)
-		if (pool_shared->file_used[i])
+		if (snowid_pool_shared->file_used[i])
 		{
-			snowid_pool_format_line(&buf, &pool_shared->file_state[i]);
+			snowid_pool_format_line(&buf, &snowid_pool_shared->file_state[i]);
 			n++;
 		}
 	appendStringInfo(&buf, "end %d\n", n);
@@ -617,7 +617,7 @@ snowid_pool_persist(int idx, SnowidPoolState *st)
 
 	if (RecoveryInProgress())
 		elog(ERROR, "snowid pool state cannot be persisted during recovery");
-	st->gen = pool_shared->slots[idx].st.gen + 1;
+	st->gen = snowid_pool_shared->slots[idx].st.gen + 1;
 	XLogBeginInsert();
 	XLogRegisterData((char *) st, sizeof(SnowidPoolState));
 	lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_POOL);
@@ -625,17 +625,17 @@ snowid_pool_persist(int idx, SnowidPoolState *st)
 	 * The change count is spent even if the file write below fails: the
 	 * next record must carry a higher one, or replay would skip it.
 	 */
-	pool_shared->slots[idx].st.gen = st->gen;
+	snowid_pool_shared->slots[idx].st.gen = st->gen;
 	XLogFlush(lsn);
 	SyncRepWaitForLSN(lsn, false);
-	LWLockAcquire(pool_shared->file_lock, LW_EXCLUSIVE);
+	LWLockAcquire(snowid_pool_shared->file_lock, LW_EXCLUSIVE);
 	PG_TRY();
 	{
 		snowid_pool_write_file(idx, st, ERROR);
 	}
 	PG_FINALLY();
 	{
-		LWLockRelease(pool_shared->file_lock);
+		LWLockRelease(snowid_pool_shared->file_lock);
 	}
 	PG_END_TRY();
 }
@@ -654,7 +654,7 @@ snowid_pool_persist_releasing(int idx, SnowidPoolState *st)
 	}
 	PG_CATCH();
 	{
-		LWLockRelease(pool_shared->slots[idx].lock);
+		LWLockRelease(snowid_pool_shared->slots[idx].lock);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -669,7 +669,7 @@ snowid_pool_redo(XLogReaderState *record)
 	SnowidPoolSlot *slot;
 	int			idx = -1;
 
-	if (pool_shared == NULL)
+	if (snowid_pool_shared == NULL)
 		elog(PANIC, "snowid_pool_redo: shared memory is not initialised");
 	if (XLogRecGetDataLen(record) != sizeof(SnowidPoolState))
 		elog(PANIC, "snowid_pool_redo: record of %u bytes, expected %zu",
@@ -681,15 +681,15 @@ snowid_pool_redo(XLogReaderState *record)
 	 * a change count above the rest of that WAL, should this recovery be
 	 * interrupted and resumed.
 	 */
-	if (pool_shared->from_backup)
+	if (snowid_pool_shared->from_backup)
 	{
 		(void) snowid_state_give_up(&st);
 		st.gen += UINT64CONST(1) << 40;
 	}
 
-	LWLockAcquire(pool_shared->table_lock, LW_EXCLUSIVE);
-	for (int i = 0; i < pool_shared->nused; i++)
-		if (strcmp(pool_shared->slots[i].st.name, st.name) == 0)
+	LWLockAcquire(snowid_pool_shared->table_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < snowid_pool_shared->nused; i++)
+		if (strcmp(snowid_pool_shared->slots[i].st.name, st.name) == 0)
 			idx = i;
 	if (idx < 0)
 	{
@@ -699,7 +699,7 @@ snowid_pool_redo(XLogReaderState *record)
 		strlcpy(empty.name, st.name, SNOWID_POOL_NAME_LEN);
 		idx = snowid_pool_slot_from_state(&empty);
 	}
-	LWLockRelease(pool_shared->table_lock);
+	LWLockRelease(snowid_pool_shared->table_lock);
 	if (idx < 0)
 		ereport(FATAL,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -707,13 +707,13 @@ snowid_pool_redo(XLogReaderState *record)
 				 errdetail("This server already holds the ranges of %d pools, the most it can.",
 						   SNOWID_POOL_MAX)));
 
-	slot = &pool_shared->slots[idx];
+	slot = &snowid_pool_shared->slots[idx];
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	if (st.gen > slot->st.gen)
 	{
-		LWLockAcquire(pool_shared->file_lock, LW_EXCLUSIVE);
+		LWLockAcquire(snowid_pool_shared->file_lock, LW_EXCLUSIVE);
 		snowid_pool_write_file(idx, &st, ERROR);
-		LWLockRelease(pool_shared->file_lock);
+		LWLockRelease(snowid_pool_shared->file_lock);
 		slot->st = st;
 		slot->next_off = st.durable_off;
 		snowid_state_settle(&slot->st, &slot->next_off);
@@ -737,7 +737,7 @@ snowid_pool_desc(StringInfo buf, XLogReaderState *record)
 	 * a change count above the rest of that WAL, should this recovery be
 	 * interrupted and resumed.
 	 */
-	if (pool_shared->from_backup)
+	if (snowid_pool_shared->from_backup)
 	{
 		(void) snowid_state_give_up(&st);
 		st.gen += UINT64CONST(1) << 40;
@@ -757,9 +757,9 @@ snowid_pool_desc(StringInfo buf, XLogReaderState *record)
 static void
 snowid_pool_wake_worker(void)
 {
-	Latch	   *latch = pool_shared->worker_latch;
+	Latch	   *latch = snowid_pool_shared->worker_latch;
 
-	pg_atomic_write_u32(&pool_shared->wake, 1);
+	pg_atomic_write_u32(&snowid_pool_shared->wake, 1);
 	if (latch != NULL)
 		SetLatch(latch);
 }
@@ -767,8 +767,8 @@ snowid_pool_wake_worker(void)
 static int
 snowid_pool_find(const char *name)
 {
-	for (int i = 0; i < pool_shared->nused; i++)
-		if (strcmp(pool_shared->slots[i].st.name, name) == 0)
+	for (int i = 0; i < snowid_pool_shared->nused; i++)
+		if (strcmp(snowid_pool_shared->slots[i].st.name, name) == 0)
 			return i;
 	return -1;
 }
@@ -908,7 +908,7 @@ snowid_pool_attach(const char *name, bool wait_facts)
 bool
 snowid_pool_wait(int idx)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 
 	for (int waited = 0; snowid_registry_named() && waited < SNOWID_POOL_WAIT_MS;
 		 waited += 50)
@@ -973,7 +973,7 @@ snowid_pool_wants(SnowidPoolSlot *slot)
 bool
 snowid_pool_take(int idx, int64 want, int64 *first, int64 *count)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 	SnowidPoolRange *r;
 	uint64		size;
 	uint64		n;
@@ -1025,7 +1025,7 @@ snowid_pool_take(int idx, int64 want, int64 *first, int64 *count)
 void
 snowid_pool_error_none(int idx)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 	SnowidPoolStatus status;
 	char		name[SNOWID_POOL_NAME_LEN];
 	char		detail[SNOWID_POOL_DETAIL_LEN];
@@ -1074,7 +1074,7 @@ snowid_pool_error_none(int idx)
 void
 snowid_pool_facts(int idx, Oid *typid, int64 *maxvalue, int64 *start)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 
 	LWLockAcquire(slot->lock, LW_SHARED);
 	*typid = slot->st.typid;
@@ -1102,7 +1102,7 @@ snowid_pool_in_hand_locked(SnowidPoolSlot *slot)
 int64
 snowid_pool_in_hand(int idx)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 	int64		n;
 
 	LWLockAcquire(slot->lock, LW_SHARED);
@@ -1116,15 +1116,15 @@ snowid_pool_in_hand(int idx)
 void
 snowid_pool_set_worker_latch(Latch *latch)
 {
-	if (pool_shared != NULL)
-		pool_shared->worker_latch = latch;
+	if (snowid_pool_shared != NULL)
+		snowid_pool_shared->worker_latch = latch;
 }
 
 /* A failure the worker met for pool idx, shown as its detail. */
 void
 snowid_pool_note(int idx, const char *detail)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	strlcpy(slot->detail, detail, SNOWID_POOL_DETAIL_LEN);
@@ -1141,13 +1141,13 @@ snowid_pool_worker_start(void)
 {
 	int			n = snowid_pool_slots();
 
-	if (pool_shared == NULL)
+	if (snowid_pool_shared == NULL)
 		return;
 	if (access(SNOWID_POOLS_COPIED, F_OK) == 0)
 		(void) durable_unlink(SNOWID_POOLS_COPIED, LOG);
 	for (int i = 0; i < n; i++)
 	{
-		SnowidPoolSlot *slot = &pool_shared->slots[i];
+		SnowidPoolSlot *slot = &snowid_pool_shared->slots[i];
 
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 		if (slot->in_use && slot->status == SNOWID_POOL_CLOSED)
@@ -1160,8 +1160,8 @@ snowid_pool_worker_start(void)
 bool
 snowid_pool_wake_pending(void)
 {
-	return pool_shared != NULL &&
-		pg_atomic_exchange_u32(&pool_shared->wake, 0) != 0;
+	return snowid_pool_shared != NULL &&
+		pg_atomic_exchange_u32(&snowid_pool_shared->wake, 0) != 0;
 }
 
 int
@@ -1169,18 +1169,18 @@ snowid_pool_slots(void)
 {
 	int			n;
 
-	if (pool_shared == NULL)
+	if (snowid_pool_shared == NULL)
 		return 0;
-	LWLockAcquire(pool_shared->table_lock, LW_SHARED);
-	n = pool_shared->nused;
-	LWLockRelease(pool_shared->table_lock);
+	LWLockAcquire(snowid_pool_shared->table_lock, LW_SHARED);
+	n = snowid_pool_shared->nused;
+	LWLockRelease(snowid_pool_shared->table_lock);
 	return n;
 }
 
 bool
 snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 
 	memset(need, 0, sizeof(*need));
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
@@ -1201,7 +1201,7 @@ snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need)
 
 			snprintf(slot->request, SNOWID_POOL_REQUEST_LEN,
 					 "%s-" INT64_FORMAT "-" UINT64_FORMAT,
-					 start, pool_shared->key_epoch, ++slot->nrequests);
+					 start, snowid_pool_shared->key_epoch, ++slot->nrequests);
 		}
 		strlcpy(need->request, slot->request, SNOWID_POOL_REQUEST_LEN);
 	}
@@ -1231,7 +1231,7 @@ void
 snowid_pool_granted(int idx, const char *request, Oid typid, int64 maxvalue,
 					int64 start, int64 first, int64 last)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 	SnowidPoolState st;
 	const char *why = NULL;
 
@@ -1289,7 +1289,7 @@ snowid_pool_answered(int idx, const char *request, SnowidPoolStatus status,
 					 Oid typid, int64 maxvalue, int64 start,
 					 const char *detail)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	if (request != NULL && slot->request[0] != '\0' &&
@@ -1315,7 +1315,7 @@ snowid_pool_update_rate(TimestampTz now)
 
 	for (int i = 0; i < n; i++)
 	{
-		SnowidPoolSlot *slot = &pool_shared->slots[i];
+		SnowidPoolSlot *slot = &snowid_pool_shared->slots[i];
 
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 		if (slot->rate_at == 0)
@@ -1346,7 +1346,7 @@ snowid_pool_update_rate(TimestampTz now)
 double
 snowid_pool_rate(int idx)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 	double		rate;
 
 	LWLockAcquire(slot->lock, LW_SHARED);
@@ -1358,7 +1358,7 @@ snowid_pool_rate(int idx)
 int
 snowid_pool_close(int idx, SnowidPoolRange *tails)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 	SnowidPoolState st;
 	int			n = 0;
 
@@ -1399,7 +1399,7 @@ snowid_pool_close(int idx, SnowidPoolRange *tails)
 void
 snowid_pool_kept(int idx, SnowidPoolRange tail)
 {
-	SnowidPoolSlot *slot = &pool_shared->slots[idx];
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 	SnowidPoolState st;
 
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
@@ -1463,12 +1463,12 @@ snowid_pool_holdings(PG_FUNCTION_ARGS)
 	int			n;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (pool_shared == NULL)
+	if (snowid_pool_shared == NULL)
 		return (Datum) 0;
 	n = snowid_pool_slots();
 	for (int i = 0; i < n; i++)
 	{
-		SnowidPoolSlot *slot = &pool_shared->slots[i];
+		SnowidPoolSlot *slot = &snowid_pool_shared->slots[i];
 		Datum		values[11];
 		bool		nulls[11] = {false};
 		int64		in_hand;
@@ -1537,7 +1537,7 @@ snowid_pool_take_sql(PG_FUNCTION_ARGS)
 	if (RecoveryInProgress())
 		snowid_pool_refuse_standby(name);
 	idx = snowid_pool_attach(name, false);
-	slot = &pool_shared->slots[idx];
+	slot = &snowid_pool_shared->slots[idx];
 	if (want > 0 && snowid_pool_take(idx, want, &first, &count))
 	{
 		values[0] = Int64GetDatum(first);
@@ -1584,7 +1584,7 @@ snowid_pool_skip_sql(PG_FUNCTION_ARGS)
 	if (RecoveryInProgress())
 		snowid_pool_refuse_standby(name);
 	idx = snowid_pool_attach(name, false);
-	slot = &pool_shared->slots[idx];
+	slot = &snowid_pool_shared->slots[idx];
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	if (through == PG_INT64_MAX || (slot->st.floor > through))
 	{
@@ -1626,7 +1626,7 @@ snowid_pool_untake_sql(PG_FUNCTION_ARGS)
 	if (RecoveryInProgress())
 		snowid_pool_refuse_standby(name);
 	idx = snowid_pool_attach(name, false);
-	slot = &pool_shared->slots[idx];
+	slot = &snowid_pool_shared->slots[idx];
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	if (slot->status != SNOWID_POOL_CLOSED && slot->st.nranges > 0 &&
 		first <= last && slot->next_off > 0)
