@@ -21,7 +21,10 @@ OBJS = \
 	src/ticket.o \
 	src/registry.o \
 	src/registry_worker.o \
-	src/pool.o \
+	src/pool_store.o \
+	src/pool_take.o \
+	src/pool_grant.o \
+	src/pool_sql.o \
 	src/pool_worker.o
 
 # One install script, sql/snowid.sql, built into the script of the current
