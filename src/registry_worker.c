@@ -73,9 +73,6 @@ static char *last_problem = NULL;	/* last logged refusal or failure */
 static TimestampTz last_warning = 0;
 static bool held_this_start = false;	/* the registry granted the node once */
 
-/* the last failed query got an error answer: the connection is fine */
-bool		snowid_registry_query_failed = false;
-
 static void
 snowid_worker_sigterm(SIGNAL_ARGS)
 {
@@ -261,10 +258,14 @@ snowid_conn_error(const char *what)
 	return psprintf("%s: %s", what, msg);
 }
 
-/* Run one query (text parameters) and return its result, or NULL with *error. */
+/*
+ * Run one query (text parameters) and return its result, or NULL with
+ * *error; *failed (unless failed is NULL) tells whether the registry
+ * answered with an error, the connection being fine.
+ */
 static PGresult *
 snowid_exec(const char *sql, int nparams, const char *const *values,
-			int timeout_ms, char **error)
+			int timeout_ms, char **error, bool *failed)
 {
 	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													timeout_ms);
@@ -272,6 +273,8 @@ snowid_exec(const char *sql, int nparams, const char *const *values,
 	PGresult   *res;
 	int			rc;
 
+	if (failed != NULL)
+		*failed = false;
 	if (!PQsendQueryParams(conn, sql, nparams, NULL, values, NULL, NULL, 0))
 	{
 		*error = snowid_conn_error("could not send a query to the registry");
@@ -322,8 +325,8 @@ snowid_exec(const char *sql, int nparams, const char *const *values,
 			PQclear(last);
 		last = res;
 	}
-	if (last != NULL && PQresultStatus(last) != PGRES_TUPLES_OK)
-		snowid_registry_query_failed = true;
+	if (failed != NULL && last != NULL && PQresultStatus(last) != PGRES_TUPLES_OK)
+		*failed = true;
 	if (last == NULL || PQresultStatus(last) != PGRES_TUPLES_OK)
 	{
 		char	   *msg = last != NULL ?
@@ -340,10 +343,9 @@ snowid_exec(const char *sql, int nparams, const char *const *values,
 /* For pool_worker.c: a query on the worker's connection to the registry. */
 PGresult *
 snowid_registry_exec(const char *sql, int nparams, const char *const *values,
-					 int timeout_ms, char **error)
+					 int timeout_ms, char **error, bool *failed)
 {
-	snowid_registry_query_failed = false;
-	return snowid_exec(sql, nparams, values, timeout_ms, error);
+	return snowid_exec(sql, nparams, values, timeout_ms, error, failed);
 }
 
 /* The quoted schema of snowid in the registry (valid while connected). */
@@ -407,7 +409,7 @@ snowid_connect(const char *conninfo, char **error)
 					  "FROM pg_catalog.pg_extension e "
 					  "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
 					  "WHERE e.extname OPERATOR(pg_catalog.=) 'snowid'",
-					  0, NULL, SNOWID_REGISTRY_TIMEOUT_MS, error);
+					  0, NULL, SNOWID_REGISTRY_TIMEOUT_MS, error, NULL);
 	if (res == NULL)
 	{
 		snowid_disconnect();
@@ -705,7 +707,7 @@ snowid_claim(char **error)
 				   "$12::pg_catalog.int8, $13::pg_catalog.int8, $14::pg_catalog.int8) c",
 				   conn_schema);
 	sent_at = GetCurrentTimestamp();
-	res = snowid_exec(sql, 14, values, SNOWID_REGISTRY_TIMEOUT_MS, error);
+	res = snowid_exec(sql, 14, values, SNOWID_REGISTRY_TIMEOUT_MS, error, NULL);
 	pfree(sql);
 	if (res == NULL)
 		return false;
@@ -815,7 +817,7 @@ snowid_release(void)
 	{
 		/* the pools' unused tails first: the registry checks the lease */
 		snowid_pools_give_back(node, start, true);
-		res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error);
+		res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error, NULL);
 	}
 	else
 	{
