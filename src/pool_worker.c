@@ -45,7 +45,7 @@
 #include "pool.h"
 #include "pool_worker.h"
 #include "registry.h"
-#include "registry_worker.h"
+#include "registry_conn.h"
 #include "snowid.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"

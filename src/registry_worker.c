@@ -46,6 +46,7 @@
 #include "pool.h"
 #include "pool_worker.h"
 #include "registry.h"
+#include "registry_conn.h"
 #include "registry_worker.h"
 #include "snowid.h"
 #include "storage/ipc.h"
@@ -56,7 +57,6 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#define SNOWID_REGISTRY_TIMEOUT_MS 10000	/* one connect or one query */
 #define SNOWID_RELEASE_TIMEOUT_MS 3000	/* the release at shutdown */
 /* below SNOWID_REGISTRY_TAKEOVER_MS: a holder that can reach the registry
  * again renews before another start may take its node over */
@@ -68,6 +68,7 @@ static bool releasing = false;	/* in snowid_release(): waits ignore SIGTERM */
 
 static PGconn *conn = NULL;
 static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
+static SnowidRegistryWait conn_wait = NULL;	/* the worker's wait */
 static char *conn_for = NULL;	/* the connection string conn was made with */
 static char *last_problem = NULL;	/* last logged refusal or failure */
 static TimestampTz last_warning = 0;
@@ -202,8 +203,8 @@ snowid_worker_wait(int events, pgsocket sock, TimestampTz until)
 
 /* ---- the connection ---- */
 
-static void
-snowid_disconnect(void)
+void
+snowid_registry_disconnect(void)
 {
 	if (conn != NULL)
 		PQfinish(conn);
@@ -213,9 +214,23 @@ snowid_disconnect(void)
 	conn_schema = NULL;
 }
 
+/* The worker's wait, which every wait on the connection goes through. */
+void
+snowid_registry_set_wait(SnowidRegistryWait wait)
+{
+	conn_wait = wait;
+}
+
+/* Is there a connection, and does it work? */
+bool
+snowid_registry_connected(void)
+{
+	return conn != NULL && PQstatus(conn) == CONNECTION_OK;
+}
+
 /* The connection string without secrets, for status and messages. */
-static void
-snowid_describe_registry(const char *conninfo)
+void
+snowid_registry_describe(const char *conninfo)
 {
 	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
 	StringInfoData buf;
@@ -263,9 +278,9 @@ snowid_conn_error(const char *what)
  * *error; *failed (unless failed is NULL) tells whether the registry
  * answered with an error, the connection being fine.
  */
-static PGresult *
-snowid_exec(const char *sql, int nparams, const char *const *values,
-			int timeout_ms, char **error, bool *failed)
+PGresult *
+snowid_registry_exec(const char *sql, int nparams, const char *const *values,
+					 int timeout_ms, char **error, bool *failed)
 {
 	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													timeout_ms);
@@ -282,8 +297,8 @@ snowid_exec(const char *sql, int nparams, const char *const *values,
 	}
 	while ((rc = PQflush(conn)) == 1)
 	{
-		if (!snowid_worker_wait(WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE,
-								PQsocket(conn), until))
+		if (!conn_wait(WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE,
+					   PQsocket(conn), until))
 		{
 			*error = pstrdup("the registry did not take the query in time");
 			return NULL;
@@ -303,7 +318,7 @@ snowid_exec(const char *sql, int nparams, const char *const *values,
 	{
 		while (PQisBusy(conn))
 		{
-			if (!snowid_worker_wait(WL_SOCKET_READABLE, PQsocket(conn), until))
+			if (!conn_wait(WL_SOCKET_READABLE, PQsocket(conn), until))
 			{
 				if (last != NULL)
 					PQclear(last);
@@ -340,14 +355,6 @@ snowid_exec(const char *sql, int nparams, const char *const *values,
 	return last;
 }
 
-/* For pool_worker.c: a query on the worker's connection to the registry. */
-PGresult *
-snowid_registry_exec(const char *sql, int nparams, const char *const *values,
-					 int timeout_ms, char **error, bool *failed)
-{
-	return snowid_exec(sql, nparams, values, timeout_ms, error, failed);
-}
-
 /* The quoted schema of snowid in the registry (valid while connected). */
 const char *
 snowid_registry_schema(void)
@@ -356,8 +363,8 @@ snowid_registry_schema(void)
 }
 
 /* Connect, pin search_path and find the registry's schema; false with *error. */
-static bool
-snowid_connect(const char *conninfo, char **error)
+bool
+snowid_registry_connect(const char *conninfo, char **error)
 {
 	const char *keys[] = {"keepalives", "keepalives_idle",
 		"keepalives_interval", "keepalives_count",
@@ -370,12 +377,12 @@ snowid_connect(const char *conninfo, char **error)
 	PGresult   *res;
 	char		sysid[32];
 
-	snowid_disconnect();
+	snowid_registry_disconnect();
 	conn = PQconnectStartParams(keys, vals, 1);
 	if (conn == NULL || PQstatus(conn) == CONNECTION_BAD)
 	{
 		*error = snowid_conn_error("could not connect to the registry");
-		snowid_disconnect();
+		snowid_registry_disconnect();
 		return false;
 	}
 	while (st != PGRES_POLLING_OK)
@@ -383,15 +390,15 @@ snowid_connect(const char *conninfo, char **error)
 		if (st == PGRES_POLLING_FAILED)
 		{
 			*error = snowid_conn_error("could not connect to the registry");
-			snowid_disconnect();
+			snowid_registry_disconnect();
 			return false;
 		}
-		if (!snowid_worker_wait(st == PGRES_POLLING_READING ?
-								WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
-								PQsocket(conn), until))
+		if (!conn_wait(st == PGRES_POLLING_READING ?
+					   WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
+					   PQsocket(conn), until))
 		{
 			*error = pstrdup("could not connect to the registry in time");
-			snowid_disconnect();
+			snowid_registry_disconnect();
 			return false;
 		}
 		st = PQconnectPoll(conn);
@@ -399,27 +406,27 @@ snowid_connect(const char *conninfo, char **error)
 	if (PQsetnonblocking(conn, 1) != 0)
 	{
 		*error = snowid_conn_error("could not set up the connection to the registry");
-		snowid_disconnect();
+		snowid_registry_disconnect();
 		return false;
 	}
 
-	res = snowid_exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', false), "
-					  "pg_catalog.quote_ident(n.nspname), "
-					  "(SELECT s.system_identifier FROM pg_catalog.pg_control_system() s) "
-					  "FROM pg_catalog.pg_extension e "
-					  "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
-					  "WHERE e.extname OPERATOR(pg_catalog.=) 'snowid'",
-					  0, NULL, SNOWID_REGISTRY_TIMEOUT_MS, error, NULL);
+	res = snowid_registry_exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', false), "
+							   "pg_catalog.quote_ident(n.nspname), "
+							   "(SELECT s.system_identifier FROM pg_catalog.pg_control_system() s) "
+							   "FROM pg_catalog.pg_extension e "
+							   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
+							   "WHERE e.extname OPERATOR(pg_catalog.=) 'snowid'",
+							   0, NULL, SNOWID_REGISTRY_TIMEOUT_MS, error, NULL);
 	if (res == NULL)
 	{
-		snowid_disconnect();
+		snowid_registry_disconnect();
 		return false;
 	}
 	if (PQntuples(res) != 1)
 	{
 		PQclear(res);
 		*error = pstrdup("the registry database has no snowid extension (run CREATE EXTENSION snowid there)");
-		snowid_disconnect();
+		snowid_registry_disconnect();
 		return false;
 	}
 	snprintf(sysid, sizeof(sysid), UINT64_FORMAT, GetSystemIdentifier());
@@ -428,7 +435,7 @@ snowid_connect(const char *conninfo, char **error)
 		/* a database of this very server (or of a copy of it) */
 		PQclear(res);
 		*error = pstrdup("the registry is a database of this server itself (same system identifier), which cannot tell this server from another");
-		snowid_disconnect();
+		snowid_registry_disconnect();
 		return false;
 	}
 	conn_schema = pstrdup(PQgetvalue(res, 0, 1));
@@ -705,9 +712,10 @@ snowid_claim(char **error)
 				   "$6::pg_catalog.text, $7::pg_catalog.int4, $8::pg_catalog.numeric, "
 				   "$9::pg_catalog.text, $10::pg_catalog.text, $11::pg_catalog.bool, "
 				   "$12::pg_catalog.int8, $13::pg_catalog.int8, $14::pg_catalog.int8) c",
-				   conn_schema);
+				   snowid_registry_schema());
 	sent_at = GetCurrentTimestamp();
-	res = snowid_exec(sql, 14, values, SNOWID_REGISTRY_TIMEOUT_MS, error, NULL);
+	res = snowid_registry_exec(sql, 14, values, SNOWID_REGISTRY_TIMEOUT_MS,
+							   error, NULL);
 	pfree(sql);
 	if (res == NULL)
 		return false;
@@ -729,8 +737,8 @@ snowid_claim(char **error)
  * that the connection takes the next one; false with *error if it is not
  * done by until.
  */
-static bool
-snowid_drain(TimestampTz until, char **error)
+bool
+snowid_registry_drain(TimestampTz until, char **error)
 {
 	for (;;)
 	{
@@ -750,10 +758,10 @@ snowid_drain(TimestampTz until, char **error)
 			PQclear(res);
 			continue;
 		}
-		if (!snowid_worker_wait(flush == 1 ?
-								WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE :
-								WL_SOCKET_READABLE,
-								PQsocket(conn), until))
+		if (!conn_wait(flush == 1 ?
+					   WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE :
+					   WL_SOCKET_READABLE,
+					   PQsocket(conn), until))
 		{
 			*error = pstrdup("the registry did not finish an earlier query in time");
 			return false;
@@ -789,7 +797,7 @@ snowid_release(void)
 	state = r->state;
 	memcpy(start, r->start_id, sizeof(start));
 	SpinLockRelease(&r->mutex);
-	if (conn == NULL || conn_schema == NULL || node < 0 ||
+	if (snowid_registry_schema() == NULL || node < 0 ||
 		state != SNOWID_REGISTRY_OK)
 	{
 		/* keep the ranges in hand, exactly where they stand, for the next start */
@@ -804,20 +812,21 @@ snowid_release(void)
 	values[1] = start;
 	values[2] = bound > 0 ? last_text : NULL;
 	sql = psprintf("SELECT %s.snowid_registry_release($1::pg_catalog.int4, $2::pg_catalog.text, $3::pg_catalog.int8)",
-				   conn_schema);
+				   snowid_registry_schema());
 	/*
 	 * Let the waits run although SIGTERM came: clearing got_sigterm would
 	 * not do, as the postmaster signals a child twice (the process, then
 	 * its process group), and the second one may land after the clearing.
 	 */
 	releasing = true;
-	if (snowid_drain(TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-												 SNOWID_RELEASE_TIMEOUT_MS),
-					 &error))
+	if (snowid_registry_drain(TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														  SNOWID_RELEASE_TIMEOUT_MS),
+							  &error))
 	{
 		/* the pools' unused tails first: the registry checks the lease */
 		snowid_pools_give_back(node, start, true);
-		res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error, NULL);
+		res = snowid_registry_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS,
+								   &error, NULL);
 	}
 	else
 	{
@@ -858,6 +867,7 @@ snowid_registry_main(Datum main_arg)
 	r = snowid_registry;
 	if (r == NULL || snowid_shared == NULL)
 		proc_exit(0);
+	snowid_registry_set_wait(snowid_worker_wait);
 	/* takers wake the worker when a pool needs a range */
 	snowid_pool_set_worker_latch(MyLatch);
 	snowid_pool_worker_start();
@@ -872,14 +882,14 @@ snowid_registry_main(Datum main_arg)
 		if (got_sigterm)
 		{
 			snowid_release();
-			snowid_disconnect();
+			snowid_registry_disconnect();
 			proc_exit(1);
 		}
 
 		if (!snowid_registry_named())
 		{
 			/* no registry: nothing to hold; the configured node issues */
-			snowid_disconnect();
+			snowid_registry_disconnect();
 			if (conn_for != NULL)
 			{
 				pfree(conn_for);
@@ -920,7 +930,7 @@ snowid_registry_main(Datum main_arg)
 		if (conn_for == NULL || strcmp(conn_for, snowid_registry_conninfo) != 0)
 		{
 			/* a registry named, or another one: start over with it */
-			snowid_disconnect();
+			snowid_registry_disconnect();
 			if (conn_for != NULL)
 			{
 				/*
@@ -939,7 +949,7 @@ snowid_registry_main(Datum main_arg)
 				pfree(conn_for);
 			}
 			conn_for = MemoryContextStrdup(TopMemoryContext, snowid_registry_conninfo);
-			snowid_describe_registry(conn_for);
+			snowid_registry_describe(conn_for);
 			SpinLockAcquire(&r->mutex);
 			if (r->state == SNOWID_REGISTRY_OFF)
 			{
@@ -953,8 +963,8 @@ snowid_registry_main(Datum main_arg)
 			backoff_ms = 0;
 		}
 
-		if ((conn != NULL && PQstatus(conn) == CONNECTION_OK) ||
-			snowid_connect(conn_for, &error))
+		if (snowid_registry_connected() ||
+			snowid_registry_connect(conn_for, &error))
 		{
 			if (snowid_claim(&error))
 			{
@@ -980,10 +990,10 @@ snowid_registry_main(Datum main_arg)
 			if (ConfigReloadPending)
 			{
 				/* a query may still be in flight: start over */
-				snowid_disconnect();
+				snowid_registry_disconnect();
 				continue;
 			}
-			snowid_disconnect();
+			snowid_registry_disconnect();
 			snowid_publish_unreachable(error);
 			pfree(error);
 			backoff_ms = Min(Max(backoff_ms * 2, SNOWID_REGISTRY_HEARTBEAT_MS),
