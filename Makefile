@@ -20,6 +20,7 @@ OBJS = \
 	src/ticket_guard.o \
 	src/ticket.o \
 	src/registry.o \
+	src/registry_conn.o \
 	src/registry_worker.o \
 	src/pool_store.o \
 	src/pool_take.o \
