@@ -5,33 +5,37 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" snowid.control)
 
 MODULE_big = snowid
 OBJS = \
-	src/snowid.o \
-	src/guc.o \
-	src/alter_system.o \
 	src/layout.o \
 	src/clock.o \
-	src/durable.o \
-	src/state.o \
-	src/generator.o \
-	src/decode.o \
 	src/text.o \
-	src/stats.o \
+	src/durable.o \
+	src/guc.o \
+	src/state.o \
+	src/lease.o \
 	src/continuation.o \
 	src/highwater_file.o \
 	src/highwater.o \
-	src/rmgr.o \
-	src/ticket_slot.o \
+	src/lease_file.o \
+	src/pool_store.o \
+	src/generator.o \
+	src/pool_take.o \
+	src/pool_grant.o \
 	src/ticket_catalog.o \
 	src/ticket_guard.o \
+	src/ticket_slot.o \
 	src/ticket_lookup.o \
-	src/ticket_hooks.o \
-	src/ticket_sql.o \
-	src/lease.o \
-	src/lease_file.o \
+	src/decode.o \
+	src/stats.o \
 	src/registry_sql.o \
+	src/pool_sql.o \
+	src/ticket_sql.o \
+	src/ticket_hooks.o \
+	src/alter_system.o \
+	src/rmgr.o \
+	src/registry_conn.o \
+	src/pool_worker.o \
 	src/registry_worker.o \
-	src/pool.o \
-	src/pool_worker.o
+	src/snowid.o
 
 # One install script, sql/snowid.sql, built into the script of the current
 # version; beside it the frozen 1.0 script (the base that older versions

@@ -5,11 +5,40 @@
  *	  holds, shared by every database, persisted before any value of them
  *	  is handed out.
  *
- * pool.c owns the shared holdings, their file ($PGDATA/snowid.pools), their
- * WAL record and the SQL functions that show and take them; the registry
- * worker (registry_worker.c) asks the registry for ranges, reports what is
- * held and gives unused tails back at shutdown; ticket_slot.c takes blocks
- * of pooled tickets from here.
+ * The subsystem's files, by phase, each calling only those above it here:
+ * pool_store.c owns the shared holdings (set up at start), their file
+ * ($PGDATA/snowid.pools) and their WAL record (redo, desc); pool_take.c
+ * hands values out to takers (ticket_slot.c, snowid_pool_take);
+ * pool_grant.c is the worker's side (pool_worker.c asks the registry for
+ * ranges, reports what is held and gives unused tails back at shutdown);
+ * pool_sql.c holds the SQL functions that show and take them.
+ *
+ * Each pool this server draws from has a slot (SNOWID_POOL_MAX of them,
+ * never freed while the server runs).  A slot holds up to
+ * SNOWID_POOL_RANGES ranges as the registry granted them; values are handed
+ * out from the first, in order, from the offset next_off.  What the slot
+ * would persist is its SnowidPoolState: the pool's facts (type, start,
+ * maximum), the ranges, a floor (no value below it is ever handed out:
+ * snowid_pool_skip), and durable_off, the offset in the first range below
+ * which values may have been handed out (pool_store.c says how it is made
+ * durable).
+ *
+ * Locks: table_lock (exclusive) allocates slots, which are never freed;
+ * each slot's lock protects everything in it; file_lock serialises writes
+ * of the file and protects file_state (the last persisted state of every
+ * slot, which a write of the file needs).  Order: slot lock, then
+ * file_lock.  The WAL flush and the file write happen under the slot lock,
+ * so takers of one pool wait for a persist while it runs (once per chunk).
+ *
+ * Writers.  SnowidPoolShared: pool_store.c alone (at start, and nused as
+ * it fills a slot: snowid_pool_slot_from_state), but worker_latch
+ * (pool_grant.c) and wake (set by pool_take.c and pool_sql.c, cleared by
+ * pool_grant.c).  A slot's st is replaced, under its lock, only by a state
+ * snowid_pool_persist (pool_store.c) made durable first, or by a load or
+ * replay (pool_store.c).  next_off, status and demand move under the lock
+ * in pool_take.c (taking), pool_grant.c (grants, answers, close) and
+ * pool_sql.c (skip, untake); request, nrequests, detail and the rate
+ * fields are pool_grant.c's; taken is pool_take.c's.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,12 +51,16 @@
 #include "lib/stringinfo.h"
 #include "port/atomics.h"
 #include "storage/latch.h"
+#include "storage/lwlock.h"
 
 #define SNOWID_POOL_MAX 16		/* pools one server can draw from */
 #define SNOWID_POOL_RANGES 4	/* ranges in hand per pool */
 #define SNOWID_POOL_NAME_LEN 64
 #define SNOWID_POOL_MIN_RANGE 10000	/* smallest range asked for */
 #define SNOWID_POOL_REQUEST_LEN 96
+#define SNOWID_POOL_DETAIL_LEN 256
+/* marks a start that replays a copied server's WAL: see snowid_pool_load */
+#define SNOWID_POOLS_COPIED "snowid.pools.copied"
 
 typedef struct SnowidPoolRange
 {
@@ -55,13 +88,91 @@ typedef struct SnowidPoolNeed
 	SnowidPoolRange held[SNOWID_POOL_RANGES];	/* as granted, for the report */
 } SnowidPoolNeed;
 
-/* pool.c: setup */
+
+/* What is persisted of one pool: the WAL record and a line of the file. */
+typedef struct SnowidPoolState
+{
+	char		name[SNOWID_POOL_NAME_LEN];
+	uint64		gen;			/* change count, raised by every persist */
+	Oid			typid;			/* INT4OID, INT8OID; InvalidOid: no facts */
+	int32		nranges;
+	int64		start;
+	int64		maxvalue;
+	int64		floor;			/* nothing below it is handed out */
+	uint64		durable_off;	/* offsets of ranges[0] below may be used */
+	SnowidPoolRange ranges[SNOWID_POOL_RANGES];
+} SnowidPoolState;
+
+typedef struct SnowidPoolSlot
+{
+	LWLock	   *lock;
+	bool		in_use;			/* also under table_lock */
+	SnowidPoolState st;			/* as persisted, but for dropped ranges */
+	uint64		next_off;		/* next offset of ranges[0] to hand out */
+	SnowidPoolStatus status;
+	bool		demand;			/* someone wants values: ask for ranges */
+	char		request[SNOWID_POOL_REQUEST_LEN];	/* outstanding, "" if none */
+	uint64		nrequests;
+	char		detail[SNOWID_POOL_DETAIL_LEN];
+	uint64		taken;			/* values handed out since start */
+	uint64		rate_taken;		/* taken at rate_at */
+	TimestampTz rate_at;
+	double		rate;			/* values per second, smoothed */
+} SnowidPoolSlot;
+
+typedef struct SnowidPoolShared
+{
+	LWLock	   *table_lock;
+	LWLock	   *file_lock;
+	int			nused;			/* slots 0 .. nused - 1 are in use */
+	Latch	   *worker_latch;
+	pg_atomic_uint32 wake;		/* a taker woke the worker: serve the pools */
+	bool		from_backup;	/* this start replays a base backup's WAL */
+	TimestampTz key_epoch;		/* when this shared memory was set up */
+	SnowidPoolState file_state[SNOWID_POOL_MAX];	/* under file_lock */
+	bool		file_used[SNOWID_POOL_MAX];
+	SnowidPoolSlot slots[SNOWID_POOL_MAX];
+} SnowidPoolShared;
+
+extern SnowidPoolShared *snowid_pool_shared;
+
+/* Number of values of a range; ranges of 2^64 values are refused at grant. */
+static inline uint64
+snowid_range_size(const SnowidPoolRange *r)
+{
+	return (uint64) r->last - (uint64) r->first + 1;
+}
+
+static inline int64
+snowid_range_value(const SnowidPoolRange *r, uint64 off)
+{
+	return (int64) ((uint64) r->first + off);
+}
+
+/* pool_store.c: setup (the shmem hooks call these) */
 extern Size snowid_pool_shmem_size(void);
 extern void snowid_pool_shmem_request(void);
 extern void snowid_pool_shmem_startup(void);	/* loads snowid.pools */
 
 /*
- * pool.c: for takers (tickets, snowid_pool_take).
+ * pool_store.c: for the other pool files.  settle: drop used-up ranges and
+ * what lies below the floor; wants: the slot wants the worker to fetch a
+ * range (slot lock held); persist: WAL, flushed (and acknowledged by
+ * synchronous standbys), then the file, for slot idx whose lock the caller
+ * holds -- the _releasing form releases that lock on an error, for the
+ * worker; slot_from_state: a free slot for a state, table_lock held.
+ */
+extern bool snowid_pool_name_ok(const char *name);
+extern void snowid_state_settle(SnowidPoolState *st, uint64 *next_off);
+extern bool snowid_pool_wants(SnowidPoolSlot *slot);
+extern int	snowid_pool_slots(void);	/* highest slot index in use + 1 */
+extern SnowidPoolShared *snowid_pool_require_shared(void);
+extern int	snowid_pool_slot_from_state(const SnowidPoolState *st);
+extern void snowid_pool_persist(int idx, SnowidPoolState *st);
+extern void snowid_pool_persist_releasing(int idx, SnowidPoolState *st);
+
+/*
+ * pool_take.c: for takers (tickets, snowid_pool_take).
  *
  * attach: the slot of pool `name` (created if new, wakes the worker);
  * wait_facts: wait (interruptibly, up to 10 s) until the registry told
@@ -81,9 +192,13 @@ extern bool snowid_pool_wait(int idx);
 extern void snowid_pool_facts(int idx, Oid *typid, int64 *maxvalue,
 							  int64 *start);
 extern int64 snowid_pool_in_hand(int idx);
+/* for pool_sql.c */
+extern void snowid_pool_wake_worker(void);
+extern void snowid_pool_refuse_standby(const char *name);
+extern int64 snowid_pool_in_hand_locked(SnowidPoolSlot *slot);	/* lock held */
 
 /*
- * pool.c: for the worker.
+ * pool_grant.c: for the worker.
  *
  * need: what to ask for pool idx (false: nothing to ask); rate_want is the
  * runway-sized amount the worker computed; the request key stays the same
@@ -100,7 +215,6 @@ extern void snowid_pool_set_worker_latch(Latch *latch);
 extern bool snowid_pool_wake_pending(void);	/* and clears it */
 extern void snowid_pool_note(int idx, const char *detail);
 extern void snowid_pool_worker_start(void);
-extern int	snowid_pool_slots(void);	/* highest slot index in use + 1 */
 extern bool snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need);
 extern void snowid_pool_granted(int idx, const char *request, Oid typid,
 								int64 maxvalue, int64 start,
@@ -114,7 +228,7 @@ extern double snowid_pool_rate(int idx);
 extern int	snowid_pool_close(int idx, SnowidPoolRange *tails);
 extern void snowid_pool_kept(int idx, SnowidPoolRange tail);
 
-/* pool.c: the WAL record XLOG_SNOWID_POOL of snowid's rmgr (highwater.c) */
+/* pool_store.c: the WAL record XLOG_SNOWID_POOL of snowid's rmgr */
 extern void snowid_pool_redo(XLogReaderState *record);
 extern void snowid_pool_desc(StringInfo buf, XLogReaderState *record);
 

@@ -43,7 +43,9 @@
 #include "libpq-fe.h"
 #include "lib/stringinfo.h"
 #include "pool.h"
+#include "pool_worker.h"
 #include "registry.h"
+#include "registry_conn.h"
 #include "snowid.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -136,10 +138,13 @@ snowid_pool_type_oid(const char *text)
 	return typid == INT4OID || typid == INT8OID ? typid : InvalidOid;
 }
 
-/* Ask for what one pool needs; false with *error if no answer came. */
+/*
+ * Ask for what one pool needs; false with *error if no answer came, and
+ * *failed if the registry answered the query with an error.
+ */
 static bool
 snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
-				const char *start, char **error)
+				const char *start, char **error, bool *failed)
 {
 	const char *schema = snowid_registry_schema();
 	char		node_text[16];
@@ -176,7 +181,8 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 				   "$3::pg_catalog.numeric, $4::pg_catalog.text, $5::pg_catalog.text, "
 				   "$6::pg_catalog.int8, $7::pg_catalog.int8[], $8::pg_catalog.int8[]) g",
 				   schema);
-	res = snowid_registry_exec(sql, 8, values, SNOWID_POOL_TIMEOUT_MS, error);
+	res = snowid_registry_exec(sql, 8, values, SNOWID_POOL_TIMEOUT_MS, error,
+							   failed);
 	pfree(sql);
 	pfree(firsts.data);
 	pfree(lasts.data);
@@ -262,13 +268,14 @@ snowid_pools_serve(int node, const char *start, char **error)
 	{
 		SnowidPoolNeed need;
 		bool		asked = false;
+		bool		failed = false;
 
 		memset(&need, 0, sizeof(need));
 		if (snowid_pool_need(idx, snowid_pool_want(idx), &need))
 		{
-			if (!snowid_pool_ask(idx, &need, node, start, error))
+			if (!snowid_pool_ask(idx, &need, node, start, error, &failed))
 			{
-				if (!snowid_registry_query_failed)
+				if (!failed)
 					ok = false; /* no answer: the registry is unreachable */
 				else
 				{
@@ -312,6 +319,7 @@ snowid_pools_serve(int node, const char *start, char **error)
 		const char *values[6];
 		char	   *sql;
 		PGresult   *res;
+		bool		failed = false;
 
 		snprintf(node_text, sizeof(node_text), "%d", node);
 		snprintf(sysid_text, sizeof(sysid_text), UINT64_FORMAT, GetSystemIdentifier());
@@ -325,11 +333,12 @@ snowid_pools_serve(int node, const char *start, char **error)
 					   "$3::pg_catalog.text, $4::pg_catalog.text[], $5::pg_catalog.int8[], "
 					   "$6::pg_catalog.int8[])",
 					   snowid_registry_schema());
-		res = snowid_registry_exec(sql, 6, values, SNOWID_POOL_TIMEOUT_MS, error);
+		res = snowid_registry_exec(sql, 6, values, SNOWID_POOL_TIMEOUT_MS, error,
+								   &failed);
 		pfree(sql);
 		if (res != NULL)
 			PQclear(res);
-		else if (!snowid_registry_query_failed)
+		else if (!failed)
 			ok = false;
 		else
 		{
@@ -400,7 +409,8 @@ snowid_pools_give_back(int node, const char *start, bool connected)
 						   "$3::pg_catalog.numeric, $4::pg_catalog.text, $5::pg_catalog.int8, "
 						   "$6::pg_catalog.int8)",
 						   snowid_registry_schema());
-			res = snowid_registry_exec(sql, 6, values, SNOWID_POOL_RETURN_TIMEOUT_MS, &error);
+			res = snowid_registry_exec(sql, 6, values, SNOWID_POOL_RETURN_TIMEOUT_MS,
+									   &error, NULL);
 			pfree(sql);
 			if (res == NULL)
 			{

@@ -17,19 +17,7 @@
 #include "lease.h"
 
 
-/* registry_worker.c */
-struct pg_result;
-extern void snowid_registry_worker_register(void);
-extern PGDLLEXPORT void snowid_registry_main(Datum main_arg);
-extern struct pg_result *snowid_registry_exec(const char *sql, int nparams,
-											  const char *const *values,
-											  int timeout_ms, char **error);
-extern const char *snowid_registry_schema(void);
-extern bool snowid_registry_query_failed;
-
-/* pool_worker.c: the worker's part in pools (ranges held by this server) */
-extern bool snowid_pools_serve(int node, const char *start, char **error);
-extern void snowid_pools_give_back(int node, const char *start,
-								   bool connected);
+/* until snowid.c includes it: snowid_registry_worker_register */
+#include "registry_worker.h"
 
 #endif							/* SNOWID_REGISTRY_H */

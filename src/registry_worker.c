@@ -18,13 +18,8 @@
  * registry is doing.  While the registry cannot be reached the server
  * keeps issuing until then, warning in the log in the last quarter.
  *
- * libpq is used without ever blocking: a non-blocking connect and queries
- * whose every wait is on the latch and the socket, with a timeout, so that
- * the worker honours a reload, a shutdown and postmaster death at once, and
- * shuts the gate on time even while the network hangs.  Keepalives are on
- * unless the connection string says otherwise; failed attempts back off up
- * to SNOWID_BACKOFF_MAX_MS.  Every query runs with search_path pinned to
- * pg_catalog and names the functions by the extension's schema.
+ * The connection is registry_conn.c's; failed attempts back off up to
+ * SNOWID_BACKOFF_MAX_MS.
  *
  * At shutdown (SIGTERM) the worker shuts the gate, then releases the lease
  * at the registry, reporting the bound of every ID issued: the next holder
@@ -44,7 +39,10 @@
 #include "postmaster/interrupt.h"
 #include "postmaster/postmaster.h"
 #include "pool.h"
+#include "pool_worker.h"
 #include "registry.h"
+#include "registry_conn.h"
+#include "registry_worker.h"
 #include "snowid.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -54,7 +52,6 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#define SNOWID_REGISTRY_TIMEOUT_MS 10000	/* one connect or one query */
 #define SNOWID_RELEASE_TIMEOUT_MS 3000	/* the release at shutdown */
 /* below SNOWID_REGISTRY_TAKEOVER_MS: a holder that can reach the registry
  * again renews before another start may take its node over */
@@ -64,15 +61,10 @@
 static volatile sig_atomic_t got_sigterm = false;
 static bool releasing = false;	/* in snowid_release(): waits ignore SIGTERM */
 
-static PGconn *conn = NULL;
-static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
 static char *conn_for = NULL;	/* the connection string conn was made with */
 static char *last_problem = NULL;	/* last logged refusal or failure */
 static TimestampTz last_warning = 0;
 static bool held_this_start = false;	/* the registry granted the node once */
-
-/* the last failed query got an error answer: the connection is fine */
-bool		snowid_registry_query_failed = false;
 
 static void
 snowid_worker_sigterm(SIGNAL_ARGS)
@@ -199,237 +191,6 @@ snowid_worker_wait(int events, pgsocket sock, TimestampTz until)
 		if (rc & (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE))
 			return true;
 	}
-}
-
-/* ---- the connection ---- */
-
-static void
-snowid_disconnect(void)
-{
-	if (conn != NULL)
-		PQfinish(conn);
-	conn = NULL;
-	if (conn_schema != NULL)
-		pfree(conn_schema);
-	conn_schema = NULL;
-}
-
-/* The connection string without secrets, for status and messages. */
-static void
-snowid_describe_registry(const char *conninfo)
-{
-	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	if (opts == NULL)
-		appendStringInfoString(&buf, "(malformed connection string)");
-	else
-	{
-		for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
-		{
-			if (o->val == NULL || o->val[0] == '\0' ||
-				strchr(o->dispchar, '*') != NULL ||
-				(strcmp(o->keyword, "host") != 0 &&
-				 strcmp(o->keyword, "hostaddr") != 0 &&
-				 strcmp(o->keyword, "port") != 0 &&
-				 strcmp(o->keyword, "dbname") != 0 &&
-				 strcmp(o->keyword, "user") != 0))
-				continue;
-			appendStringInfo(&buf, "%s%s=%s", buf.len > 0 ? " " : "",
-							 o->keyword, o->val);
-		}
-		PQconninfoFree(opts);
-	}
-	SpinLockAcquire(&snowid_registry->mutex);
-	strlcpy(snowid_registry->registry, buf.data, SNOWID_REGISTRY_TEXT);
-	SpinLockRelease(&snowid_registry->mutex);
-	pfree(buf.data);
-}
-
-/* The text of the connection's last error, one line. */
-static char *
-snowid_conn_error(const char *what)
-{
-	char	   *msg = pchomp(conn != NULL ? PQerrorMessage(conn) : "out of memory");
-
-	for (char *p = msg; *p; p++)
-		if (*p == '\n' || *p == '\t')
-			*p = ' ';
-	return psprintf("%s: %s", what, msg);
-}
-
-/* Run one query (text parameters) and return its result, or NULL with *error. */
-static PGresult *
-snowid_exec(const char *sql, int nparams, const char *const *values,
-			int timeout_ms, char **error)
-{
-	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													timeout_ms);
-	PGresult   *last = NULL;
-	PGresult   *res;
-	int			rc;
-
-	if (!PQsendQueryParams(conn, sql, nparams, NULL, values, NULL, NULL, 0))
-	{
-		*error = snowid_conn_error("could not send a query to the registry");
-		return NULL;
-	}
-	while ((rc = PQflush(conn)) == 1)
-	{
-		if (!snowid_worker_wait(WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE,
-								PQsocket(conn), until))
-		{
-			*error = pstrdup("the registry did not take the query in time");
-			return NULL;
-		}
-		if (!PQconsumeInput(conn))
-		{
-			*error = snowid_conn_error("lost the connection to the registry");
-			return NULL;
-		}
-	}
-	if (rc < 0)
-	{
-		*error = snowid_conn_error("could not send a query to the registry");
-		return NULL;
-	}
-	for (;;)
-	{
-		while (PQisBusy(conn))
-		{
-			if (!snowid_worker_wait(WL_SOCKET_READABLE, PQsocket(conn), until))
-			{
-				if (last != NULL)
-					PQclear(last);
-				*error = pstrdup("the registry did not answer in time");
-				return NULL;
-			}
-			if (!PQconsumeInput(conn))
-			{
-				if (last != NULL)
-					PQclear(last);
-				*error = snowid_conn_error("lost the connection to the registry");
-				return NULL;
-			}
-		}
-		res = PQgetResult(conn);
-		if (res == NULL)
-			break;
-		if (last != NULL)
-			PQclear(last);
-		last = res;
-	}
-	if (last != NULL && PQresultStatus(last) != PGRES_TUPLES_OK)
-		snowid_registry_query_failed = true;
-	if (last == NULL || PQresultStatus(last) != PGRES_TUPLES_OK)
-	{
-		char	   *msg = last != NULL ?
-			pchomp(PQresultErrorMessage(last)) : pstrdup("no result");
-
-		*error = psprintf("the registry failed a query: %s", msg);
-		if (last != NULL)
-			PQclear(last);
-		return NULL;
-	}
-	return last;
-}
-
-/* For pool_worker.c: a query on the worker's connection to the registry. */
-PGresult *
-snowid_registry_exec(const char *sql, int nparams, const char *const *values,
-					 int timeout_ms, char **error)
-{
-	snowid_registry_query_failed = false;
-	return snowid_exec(sql, nparams, values, timeout_ms, error);
-}
-
-/* The quoted schema of snowid in the registry (valid while connected). */
-const char *
-snowid_registry_schema(void)
-{
-	return conn_schema;
-}
-
-/* Connect, pin search_path and find the registry's schema; false with *error. */
-static bool
-snowid_connect(const char *conninfo, char **error)
-{
-	const char *keys[] = {"keepalives", "keepalives_idle",
-		"keepalives_interval", "keepalives_count",
-	"fallback_application_name", "dbname", NULL};
-	const char *vals[] = {"1", "30", "10", "3", "snowid registry worker",
-	conninfo, NULL};
-	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													SNOWID_REGISTRY_TIMEOUT_MS);
-	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
-	PGresult   *res;
-	char		sysid[32];
-
-	snowid_disconnect();
-	conn = PQconnectStartParams(keys, vals, 1);
-	if (conn == NULL || PQstatus(conn) == CONNECTION_BAD)
-	{
-		*error = snowid_conn_error("could not connect to the registry");
-		snowid_disconnect();
-		return false;
-	}
-	while (st != PGRES_POLLING_OK)
-	{
-		if (st == PGRES_POLLING_FAILED)
-		{
-			*error = snowid_conn_error("could not connect to the registry");
-			snowid_disconnect();
-			return false;
-		}
-		if (!snowid_worker_wait(st == PGRES_POLLING_READING ?
-								WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
-								PQsocket(conn), until))
-		{
-			*error = pstrdup("could not connect to the registry in time");
-			snowid_disconnect();
-			return false;
-		}
-		st = PQconnectPoll(conn);
-	}
-	if (PQsetnonblocking(conn, 1) != 0)
-	{
-		*error = snowid_conn_error("could not set up the connection to the registry");
-		snowid_disconnect();
-		return false;
-	}
-
-	res = snowid_exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', false), "
-					  "pg_catalog.quote_ident(n.nspname), "
-					  "(SELECT s.system_identifier FROM pg_catalog.pg_control_system() s) "
-					  "FROM pg_catalog.pg_extension e "
-					  "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
-					  "WHERE e.extname OPERATOR(pg_catalog.=) 'snowid'",
-					  0, NULL, SNOWID_REGISTRY_TIMEOUT_MS, error);
-	if (res == NULL)
-	{
-		snowid_disconnect();
-		return false;
-	}
-	if (PQntuples(res) != 1)
-	{
-		PQclear(res);
-		*error = pstrdup("the registry database has no snowid extension (run CREATE EXTENSION snowid there)");
-		snowid_disconnect();
-		return false;
-	}
-	snprintf(sysid, sizeof(sysid), UINT64_FORMAT, GetSystemIdentifier());
-	if (strcmp(PQgetvalue(res, 0, 2), sysid) == 0)
-	{
-		/* a database of this very server (or of a copy of it) */
-		PQclear(res);
-		*error = pstrdup("the registry is a database of this server itself (same system identifier), which cannot tell this server from another");
-		snowid_disconnect();
-		return false;
-	}
-	conn_schema = pstrdup(PQgetvalue(res, 0, 1));
-	PQclear(res);
-	return true;
 }
 
 /* ---- publishing ---- */
@@ -701,9 +462,10 @@ snowid_claim(char **error)
 				   "$6::pg_catalog.text, $7::pg_catalog.int4, $8::pg_catalog.numeric, "
 				   "$9::pg_catalog.text, $10::pg_catalog.text, $11::pg_catalog.bool, "
 				   "$12::pg_catalog.int8, $13::pg_catalog.int8, $14::pg_catalog.int8) c",
-				   conn_schema);
+				   snowid_registry_schema());
 	sent_at = GetCurrentTimestamp();
-	res = snowid_exec(sql, 14, values, SNOWID_REGISTRY_TIMEOUT_MS, error);
+	res = snowid_registry_exec(sql, 14, values, SNOWID_REGISTRY_TIMEOUT_MS,
+							   error, NULL);
 	pfree(sql);
 	if (res == NULL)
 		return false;
@@ -719,48 +481,6 @@ snowid_claim(char **error)
 }
 
 /* ---- shutdown ---- */
-
-/*
- * Finish a query that a shutdown interrupted (its answer discarded), so
- * that the connection takes the next one; false with *error if it is not
- * done by until.
- */
-static bool
-snowid_drain(TimestampTz until, char **error)
-{
-	for (;;)
-	{
-		int			flush = PQflush(conn);
-		PGresult   *res;
-
-		if (flush < 0)
-		{
-			*error = snowid_conn_error("lost the connection to the registry");
-			return false;
-		}
-		if (flush == 0 && !PQisBusy(conn))
-		{
-			res = PQgetResult(conn);
-			if (res == NULL)
-				return true;
-			PQclear(res);
-			continue;
-		}
-		if (!snowid_worker_wait(flush == 1 ?
-								WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE :
-								WL_SOCKET_READABLE,
-								PQsocket(conn), until))
-		{
-			*error = pstrdup("the registry did not finish an earlier query in time");
-			return false;
-		}
-		if (!PQconsumeInput(conn))
-		{
-			*error = snowid_conn_error("lost the connection to the registry");
-			return false;
-		}
-	}
-}
 
 /* Shut the gate and give the node back, reporting the bound of the IDs issued. */
 static void
@@ -785,7 +505,7 @@ snowid_release(void)
 	state = r->state;
 	memcpy(start, r->start_id, sizeof(start));
 	SpinLockRelease(&r->mutex);
-	if (conn == NULL || conn_schema == NULL || node < 0 ||
+	if (snowid_registry_schema() == NULL || node < 0 ||
 		state != SNOWID_REGISTRY_OK)
 	{
 		/* keep the ranges in hand, exactly where they stand, for the next start */
@@ -800,20 +520,21 @@ snowid_release(void)
 	values[1] = start;
 	values[2] = bound > 0 ? last_text : NULL;
 	sql = psprintf("SELECT %s.snowid_registry_release($1::pg_catalog.int4, $2::pg_catalog.text, $3::pg_catalog.int8)",
-				   conn_schema);
+				   snowid_registry_schema());
 	/*
 	 * Let the waits run although SIGTERM came: clearing got_sigterm would
 	 * not do, as the postmaster signals a child twice (the process, then
 	 * its process group), and the second one may land after the clearing.
 	 */
 	releasing = true;
-	if (snowid_drain(TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-												 SNOWID_RELEASE_TIMEOUT_MS),
-					 &error))
+	if (snowid_registry_drain(TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														  SNOWID_RELEASE_TIMEOUT_MS),
+							  &error))
 	{
 		/* the pools' unused tails first: the registry checks the lease */
 		snowid_pools_give_back(node, start, true);
-		res = snowid_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS, &error);
+		res = snowid_registry_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS,
+								   &error, NULL);
 	}
 	else
 	{
@@ -854,6 +575,7 @@ snowid_registry_main(Datum main_arg)
 	r = snowid_registry;
 	if (r == NULL || snowid_shared == NULL)
 		proc_exit(0);
+	snowid_registry_set_wait(snowid_worker_wait);
 	/* takers wake the worker when a pool needs a range */
 	snowid_pool_set_worker_latch(MyLatch);
 	snowid_pool_worker_start();
@@ -868,14 +590,14 @@ snowid_registry_main(Datum main_arg)
 		if (got_sigterm)
 		{
 			snowid_release();
-			snowid_disconnect();
+			snowid_registry_disconnect();
 			proc_exit(1);
 		}
 
 		if (!snowid_registry_named())
 		{
 			/* no registry: nothing to hold; the configured node issues */
-			snowid_disconnect();
+			snowid_registry_disconnect();
 			if (conn_for != NULL)
 			{
 				pfree(conn_for);
@@ -916,7 +638,7 @@ snowid_registry_main(Datum main_arg)
 		if (conn_for == NULL || strcmp(conn_for, snowid_registry_conninfo) != 0)
 		{
 			/* a registry named, or another one: start over with it */
-			snowid_disconnect();
+			snowid_registry_disconnect();
 			if (conn_for != NULL)
 			{
 				/*
@@ -935,7 +657,7 @@ snowid_registry_main(Datum main_arg)
 				pfree(conn_for);
 			}
 			conn_for = MemoryContextStrdup(TopMemoryContext, snowid_registry_conninfo);
-			snowid_describe_registry(conn_for);
+			snowid_registry_describe(conn_for);
 			SpinLockAcquire(&r->mutex);
 			if (r->state == SNOWID_REGISTRY_OFF)
 			{
@@ -949,8 +671,8 @@ snowid_registry_main(Datum main_arg)
 			backoff_ms = 0;
 		}
 
-		if ((conn != NULL && PQstatus(conn) == CONNECTION_OK) ||
-			snowid_connect(conn_for, &error))
+		if (snowid_registry_connected() ||
+			snowid_registry_connect(conn_for, &error))
 		{
 			if (snowid_claim(&error))
 			{
@@ -976,10 +698,10 @@ snowid_registry_main(Datum main_arg)
 			if (ConfigReloadPending)
 			{
 				/* a query may still be in flight: start over */
-				snowid_disconnect();
+				snowid_registry_disconnect();
 				continue;
 			}
-			snowid_disconnect();
+			snowid_registry_disconnect();
 			snowid_publish_unreachable(error);
 			pfree(error);
 			backoff_ms = Min(Max(backoff_ms * 2, SNOWID_REGISTRY_HEARTBEAT_MS),

@@ -1,0 +1,329 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool_grant.c
+ *	  Pools: the worker's side -- what each pool needs from the registry,
+ *	  the ranges it grants and its other answers, the rate values are
+ *	  taken at, and closing the pools at shutdown.
+ *
+ * Called by the pool worker (pool_worker.c) only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "catalog/pg_type_d.h"
+#include "pool.h"
+#include "registry.h"
+#include "storage/fd.h"
+#include "storage/lwlock.h"
+
+void
+snowid_pool_set_worker_latch(Latch *latch)
+{
+	if (snowid_pool_shared != NULL)
+		snowid_pool_shared->worker_latch = latch;
+}
+
+/* A failure the worker met for pool idx, shown as its detail. */
+void
+snowid_pool_note(int idx, const char *detail)
+{
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
+
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	strlcpy(slot->detail, detail, SNOWID_POOL_DETAIL_LEN);
+	LWLockRelease(slot->lock);
+}
+
+/*
+ * The worker starts (recovery has ended, on a primary): a recovery from a
+ * copy is over, and pools closed by an earlier worker's exit (a SIGTERM
+ * other than a shutdown, pg_terminate_backend) serve again.
+ */
+void
+snowid_pool_worker_start(void)
+{
+	int			n = snowid_pool_slots();
+
+	if (snowid_pool_shared == NULL)
+		return;
+	if (access(SNOWID_POOLS_COPIED, F_OK) == 0)
+		(void) durable_unlink(SNOWID_POOLS_COPIED, LOG);
+	for (int i = 0; i < n; i++)
+	{
+		SnowidPoolSlot *slot = &snowid_pool_shared->slots[i];
+
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		if (slot->in_use && slot->status == SNOWID_POOL_CLOSED)
+			slot->status = OidIsValid(slot->st.typid) ? SNOWID_POOL_OK :
+				SNOWID_POOL_WAITING;
+		LWLockRelease(slot->lock);
+	}
+}
+
+bool
+snowid_pool_wake_pending(void)
+{
+	return snowid_pool_shared != NULL &&
+		pg_atomic_exchange_u32(&snowid_pool_shared->wake, 0) != 0;
+}
+
+bool
+snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need)
+{
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
+
+	memset(need, 0, sizeof(*need));
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	strlcpy(need->name, slot->st.name, SNOWID_POOL_NAME_LEN);
+	need->nheld = slot->st.nranges;
+	memcpy(need->held, slot->st.ranges, sizeof(need->held));
+	need->need = snowid_pool_wants(slot) &&
+		slot->st.nranges < SNOWID_POOL_RANGES;
+	if (need->need)
+	{
+		/* the facts alone while no one has asked for values */
+		need->want = !OidIsValid(slot->st.typid) && !slot->demand ? 0 :
+			Max(rate_want, SNOWID_POOL_MIN_RANGE);
+		if (slot->request[0] == '\0')
+		{
+			const char *start = snowid_registry != NULL ?
+				snowid_registry->start_id : "";
+
+			snprintf(slot->request, SNOWID_POOL_REQUEST_LEN,
+					 "%s-" INT64_FORMAT "-" UINT64_FORMAT,
+					 start, snowid_pool_shared->key_epoch, ++slot->nrequests);
+		}
+		strlcpy(need->request, slot->request, SNOWID_POOL_REQUEST_LEN);
+	}
+	LWLockRelease(slot->lock);
+	return need->need;
+}
+
+/* Take the pool's facts from an answer; slot lock held. */
+static bool
+snowid_pool_take_facts(SnowidPoolState *st, Oid typid, int64 maxvalue,
+					   int64 start)
+{
+	if ((typid != INT4OID && typid != INT8OID) ||
+		maxvalue != (typid == INT4OID ? PG_INT32_MAX : PG_INT64_MAX) ||
+		start > maxvalue)
+		return false;
+	if (OidIsValid(st->typid) &&
+		(st->typid != typid || st->start != start || st->maxvalue != maxvalue))
+		return false;
+	st->typid = typid;
+	st->maxvalue = maxvalue;
+	st->start = start;
+	return true;
+}
+
+void
+snowid_pool_granted(int idx, const char *request, Oid typid, int64 maxvalue,
+					int64 start, int64 first, int64 last)
+{
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
+	SnowidPoolState st;
+	const char *why = NULL;
+
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	if (request == NULL || slot->request[0] == '\0' ||
+		strcmp(request, slot->request) != 0)
+	{
+		/* an answer we already took (or never asked): nothing changes */
+		LWLockRelease(slot->lock);
+		return;
+	}
+	st = slot->st;
+	if (!snowid_pool_take_facts(&st, typid, maxvalue, start))
+		why = "its type, start or maximum differ from what this server knows of the pool";
+	else if (first > last || first < start || last > maxvalue ||
+			 (uint64) last - (uint64) first == PG_UINT64_MAX)
+		why = "the range lies outside the pool's values";
+	else if (st.nranges >= SNOWID_POOL_RANGES)
+		why = "this server holds as many ranges of the pool as it can";
+	else if (first < st.floor)
+		why = "the range lies below values this server has handed out";
+	for (int i = 0; why == NULL && i < st.nranges; i++)
+		if (first <= st.ranges[i].last && last >= st.ranges[i].first)
+			why = "the range overlaps one this server holds";
+	if (why != NULL)
+	{
+		/* ask afresh next time, under a new key */
+		slot->request[0] = '\0';
+		LWLockRelease(slot->lock);
+		ereport(WARNING,
+				(errmsg("snowid ignores range [" INT64_FORMAT ", " INT64_FORMAT "] of pool \"%s\" from the registry",
+						first, last, slot->st.name),
+				 errdetail("%s", snowid_sentence(why))));
+		return;
+	}
+	st.ranges[st.nranges].first = first;
+	st.ranges[st.nranges].last = last;
+	st.nranges++;
+	if (st.nranges == 1)
+		st.durable_off = 0;
+	snowid_pool_persist_releasing(idx, &st);
+	slot->st = st;
+	if (st.nranges == 1)
+		slot->next_off = 0;
+	snowid_state_settle(&slot->st, &slot->next_off);
+	slot->request[0] = '\0';
+	slot->detail[0] = '\0';
+	if (slot->status != SNOWID_POOL_CLOSED)
+		slot->status = SNOWID_POOL_OK;
+	LWLockRelease(slot->lock);
+}
+
+void
+snowid_pool_answered(int idx, const char *request, SnowidPoolStatus status,
+					 Oid typid, int64 maxvalue, int64 start,
+					 const char *detail)
+{
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
+
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	if (request != NULL && slot->request[0] != '\0' &&
+		strcmp(request, slot->request) != 0)
+	{
+		LWLockRelease(slot->lock);
+		return;
+	}
+	if (OidIsValid(typid))
+		(void) snowid_pool_take_facts(&slot->st, typid, maxvalue, start);
+	slot->request[0] = '\0';
+	strlcpy(slot->detail, detail != NULL ? detail : "", SNOWID_POOL_DETAIL_LEN);
+	if (slot->status != SNOWID_POOL_CLOSED)
+		slot->status = status == SNOWID_POOL_OK && !OidIsValid(slot->st.typid) ?
+			SNOWID_POOL_WAITING : status;
+	LWLockRelease(slot->lock);
+}
+
+void
+snowid_pool_update_rate(TimestampTz now)
+{
+	int			n = snowid_pool_slots();
+
+	for (int i = 0; i < n; i++)
+	{
+		SnowidPoolSlot *slot = &snowid_pool_shared->slots[i];
+
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		if (slot->rate_at == 0)
+		{
+			slot->rate_at = now;
+			slot->rate_taken = slot->taken;
+		}
+		else if (now - slot->rate_at >= USECS_PER_SEC)
+		{
+			/*
+			 * Over a second at least: the worker also runs right after a
+			 * taker woke it, and a block taken a moment ago would make a
+			 * rate of millions a second out of a few milliseconds.
+			 */
+			double		secs = (double) (now - slot->rate_at) / 1e6;
+			double		seen = (double) (slot->taken - slot->rate_taken) / secs;
+			/* weigh the last minute most */
+			double		w = Min(1.0, secs / 60.0);
+
+			slot->rate = slot->rate == 0 ? seen : slot->rate + w * (seen - slot->rate);
+			slot->rate_at = now;
+			slot->rate_taken = slot->taken;
+		}
+		LWLockRelease(slot->lock);
+	}
+}
+
+double
+snowid_pool_rate(int idx)
+{
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
+	double		rate;
+
+	LWLockAcquire(slot->lock, LW_SHARED);
+	rate = slot->rate;
+	LWLockRelease(slot->lock);
+	return rate;
+}
+
+int
+snowid_pool_close(int idx, SnowidPoolRange *tails)
+{
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
+	SnowidPoolState st;
+	int			n = 0;
+
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	slot->status = SNOWID_POOL_CLOSED;
+	snowid_state_settle(&slot->st, &slot->next_off);
+	if (slot->st.nranges == 0 || RecoveryInProgress())
+	{
+		LWLockRelease(slot->lock);
+		return 0;
+	}
+	st = slot->st;
+	/* the unused tails, highest first */
+	for (int i = st.nranges - 1; i >= 0; i--)
+	{
+		SnowidPoolRange t = st.ranges[i];
+
+		if (i == 0)
+			t.first = snowid_range_value(&t, slot->next_off);
+		for (int j = 0; j <= n; j++)
+			if (j == n || t.first > tails[j].first)
+			{
+				memmove(&tails[j + 1], &tails[j], sizeof(SnowidPoolRange) * (n - j));
+				tails[j] = t;
+				break;
+			}
+		n++;
+	}
+	st.nranges = 0;
+	st.durable_off = 0;
+	snowid_pool_persist_releasing(idx, &st);
+	slot->st = st;
+	slot->next_off = 0;
+	LWLockRelease(slot->lock);
+	return n;
+}
+
+void
+snowid_pool_kept(int idx, SnowidPoolRange tail)
+{
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
+	SnowidPoolState st;
+
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	st = slot->st;
+	if (st.nranges >= SNOWID_POOL_RANGES || tail.first > tail.last)
+	{
+		LWLockRelease(slot->lock);
+		return;
+	}
+	/*
+	 * In order of value (the tails come highest first): a member's values
+	 * increase, so its ranges are used lowest first.  Only after close,
+	 * where nothing of ranges[0] has been handed out.
+	 */
+	{
+		int			j = st.nranges;
+
+		while (j > 0 && st.ranges[j - 1].first > tail.first)
+		{
+			st.ranges[j] = st.ranges[j - 1];
+			j--;
+		}
+		st.ranges[j] = tail;
+		st.nranges++;
+	}
+	if (st.nranges == 1 || slot->status == SNOWID_POOL_CLOSED)
+		st.durable_off = 0;
+	snowid_pool_persist_releasing(idx, &st);
+	slot->st = st;
+	if (st.nranges == 1 || slot->status == SNOWID_POOL_CLOSED)
+		slot->next_off = 0;
+	LWLockRelease(slot->lock);
+}

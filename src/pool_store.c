@@ -1,0 +1,687 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool_store.c
+ *	  Pools: the shared holdings and how they are persisted -- the file
+ *	  $PGDATA/snowid.pools, its load at start, and the WAL record
+ *	  XLOG_SNOWID_POOL with its redo and desc.
+ *
+ * A value is handed out only at an offset below durable_off; taking past
+ * it first raises durable_off by max(want, range size / 16) and persists
+ * the new state:
+ *
+ *	 1. a WAL record of snowid's resource manager (XLOG_SNOWID_POOL, the
+ *		whole state of one pool with its change count gen), flushed, and
+ *		acknowledged by synchronous standbys where there are any, so that
+ *		standbys learn the ranges and a promoted one resumes above them;
+ *	 2. the file $PGDATA/snowid.pools (every pool, written aside, synced
+ *		and renamed into place), which every start reads in the postmaster
+ *		before anything is handed out; crash recovery replays only records
+ *		newer (by gen) than what the file says;
+ *	 3. shared memory.
+ * A crash thus resumes at durable_off (losing at most one chunk), a clean
+ * shutdown (snowid_pool_close, from the worker) persists the exact offset,
+ * truncates the ranges there and returns the unused tails for the worker
+ * to give back.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "catalog/pg_type_d.h"
+#include "lib/stringinfo.h"
+#include "pool.h"
+#include "port/pg_crc32c.h"
+#include "registry.h"
+#include "replication/syncrep.h"
+#include "snowid.h"
+#include "storage/fd.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#define SNOWID_POOLS_FILE "snowid.pools"
+#define SNOWID_POOLS_TMP "snowid.pools.tmp"
+#define SNOWID_POOLS_MAGIC "snowid-pools-1"
+
+SnowidPoolShared *snowid_pool_shared = NULL;
+
+/* ---------- states ---------- */
+
+bool
+snowid_pool_name_ok(const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (len == 0 || len >= SNOWID_POOL_NAME_LEN)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!isalnum((unsigned char) *p) && *p != '_' && *p != '-' && *p != '.')
+			return false;
+	return true;
+}
+
+/* Drop ranges[i] of a state. */
+static void
+snowid_state_drop(SnowidPoolState *st, int i)
+{
+	for (int j = i; j < st->nranges - 1; j++)
+		st->ranges[j] = st->ranges[j + 1];
+	st->nranges--;
+}
+
+/*
+ * Bring a state to where values can be taken: drop used-up ranges and what
+ * lies below the floor.  *next_off is the offset in ranges[0] (in memory;
+ * for a loaded state, durable_off).
+ */
+void
+snowid_state_settle(SnowidPoolState *st, uint64 *next_off)
+{
+	for (int i = st->nranges - 1; i >= 1; i--)
+		if (st->ranges[i].last < st->floor)
+			snowid_state_drop(st, i);
+	while (st->nranges > 0)
+	{
+		SnowidPoolRange *r = &st->ranges[0];
+		uint64		size = snowid_range_size(r);
+
+		if (r->first < st->floor && r->last >= st->floor)
+			*next_off = Max(*next_off, (uint64) st->floor - (uint64) r->first);
+		if (*next_off < size && r->last >= st->floor)
+			break;
+		/* used up: no range at or below it is ever taken again */
+		if (r->last >= st->floor)
+			st->floor = r->last == PG_INT64_MAX ? PG_INT64_MAX : r->last + 1;
+		snowid_state_drop(st, 0);
+		*next_off = 0;
+		st->durable_off = 0;
+	}
+	if (st->nranges == 0)
+		*next_off = st->durable_off = 0;
+	st->durable_off = Max(st->durable_off, *next_off);
+}
+
+/* Does the slot want the worker to fetch a range?  Slot lock held. */
+bool
+snowid_pool_wants(SnowidPoolSlot *slot)
+{
+	if (slot->status == SNOWID_POOL_CLOSED || slot->status == SNOWID_POOL_UNKNOWN)
+		return false;
+	if (!OidIsValid(slot->st.typid))
+		return true;
+	if (slot->st.nranges == 0)
+		return slot->demand;
+	return slot->st.nranges == 1 &&
+		slot->next_off > snowid_range_size(&slot->st.ranges[0]) / 2;
+}
+
+int
+snowid_pool_slots(void)
+{
+	int			n;
+
+	if (snowid_pool_shared == NULL)
+		return 0;
+	LWLockAcquire(snowid_pool_shared->table_lock, LW_SHARED);
+	n = snowid_pool_shared->nused;
+	LWLockRelease(snowid_pool_shared->table_lock);
+	return n;
+}
+
+/* ---------- shared memory ---------- */
+
+Size
+snowid_pool_shmem_size(void)
+{
+	return MAXALIGN(sizeof(SnowidPoolShared));
+}
+
+void
+snowid_pool_shmem_request(void)
+{
+	RequestAddinShmemSpace(snowid_pool_shmem_size());
+	RequestNamedLWLockTranche("snowid_pool", SNOWID_POOL_MAX + 2);
+}
+
+static void snowid_pool_load(void);
+static void snowid_pool_write_file(int idx, const SnowidPoolState *st,
+								   int elevel);
+
+/* Called under AddinShmemInitLock from the shmem startup hook. */
+void
+snowid_pool_shmem_startup(void)
+{
+	bool		found;
+
+	snowid_pool_shared = ShmemInitStruct("snowid_pool",
+										 snowid_pool_shmem_size(), &found);
+	if (!found)
+	{
+		LWLockPadded *locks = GetNamedLWLockTranche("snowid_pool");
+
+		memset(snowid_pool_shared, 0, sizeof(SnowidPoolShared));
+		pg_atomic_init_u32(&snowid_pool_shared->wake, 0);
+		/*
+		 * Request keys must never repeat: a crash restart of the backends
+		 * (restart_after_crash) keeps the postmaster's start identity but
+		 * starts the request count over, and the registry answers a key it
+		 * knows with the range it granted under it.
+		 */
+		snowid_pool_shared->key_epoch = GetCurrentTimestamp();
+		snowid_pool_shared->table_lock = &locks[0].lock;
+		snowid_pool_shared->file_lock = &locks[1].lock;
+		for (int i = 0; i < SNOWID_POOL_MAX; i++)
+			snowid_pool_shared->slots[i].lock = &locks[i + 2].lock;
+		snowid_pool_load();
+	}
+}
+
+SnowidPoolShared *
+snowid_pool_require_shared(void)
+{
+	if (unlikely(snowid_pool_shared == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid must be loaded via shared_preload_libraries"),
+				 errdetail("The ranges of registry pools are held in snowid's shared memory."),
+				 errhint("Add snowid to shared_preload_libraries in postgresql.conf and restart the server.")));
+	return snowid_pool_shared;
+}
+
+/* Put a loaded or replayed state into a free slot; table_lock held. */
+int
+snowid_pool_slot_from_state(const SnowidPoolState *st)
+{
+	SnowidPoolSlot *slot;
+	int			idx = snowid_pool_shared->nused;
+
+	if (idx >= SNOWID_POOL_MAX)
+		return -1;
+	slot = &snowid_pool_shared->slots[idx];
+	slot->st = *st;
+	slot->next_off = st->durable_off;
+	snowid_state_settle(&slot->st, &slot->next_off);
+	slot->status = OidIsValid(st->typid) ? SNOWID_POOL_OK : SNOWID_POOL_WAITING;
+	slot->request[0] = '\0';
+	slot->detail[0] = '\0';
+	slot->in_use = true;
+	snowid_pool_shared->nused++;
+	return idx;
+}
+
+/* ---------- the file ---------- */
+
+/*
+ * The file $PGDATA/snowid.pools: the line "snowid-pools-1", then one line
+ * per pool:
+ *
+ *	 pool <name> <gen> <typid> <start> <maxvalue> <floor> <durable_off>
+ *		<nranges> [<first> <last>]... <crc>
+ *
+ * (one line; crc is the CRC-32C of the text before it, in hex), then
+ * "end <number of pools>".  Anything else is corruption.
+ */
+static void
+snowid_pool_format_line(StringInfo buf, const SnowidPoolState *st)
+{
+	int			from = buf->len;
+	pg_crc32c	crc;
+
+	appendStringInfo(buf, "pool %s " UINT64_FORMAT " %u " INT64_FORMAT " "
+					 INT64_FORMAT " " INT64_FORMAT " " UINT64_FORMAT " %d",
+					 st->name, st->gen, st->typid, st->start, st->maxvalue,
+					 st->floor, st->durable_off, st->nranges);
+	for (int i = 0; i < st->nranges; i++)
+		appendStringInfo(buf, " " INT64_FORMAT " " INT64_FORMAT,
+						 st->ranges[i].first, st->ranges[i].last);
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, buf->data + from, buf->len - from);
+	FIN_CRC32C(crc);
+	appendStringInfo(buf, " %08x\n", (unsigned int) crc);
+}
+
+/* Next space-separated token of *p (advanced), or NULL. */
+static char *
+snowid_pool_token(char **p)
+{
+	char	   *s = *p;
+	char	   *t;
+
+	if (*s == '\0')
+		return NULL;
+	t = s;
+	while (*s != '\0' && *s != ' ')
+		s++;
+	if (*s == ' ')
+	{
+		*s++ = '\0';
+		if (*s == ' ' || *s == '\0')
+			return NULL;		/* two spaces, or a trailing one */
+	}
+	*p = s;
+	return t;
+}
+
+static bool
+snowid_pool_int(char **p, bool is_unsigned, int64 *value)
+{
+	char	   *t = snowid_pool_token(p);
+	char	   *end;
+
+	if (t == NULL || !(isdigit((unsigned char) t[0]) ||
+					   (!is_unsigned && t[0] == '-' && isdigit((unsigned char) t[1]))))
+		return false;
+	errno = 0;
+	if (is_unsigned)
+		*value = (int64) strtoull(t, &end, 10);
+	else
+		*value = (int64) strtoll(t, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* Is a state what this code could have written? */
+static bool
+snowid_pool_state_sane(const SnowidPoolState *st)
+{
+	if (!snowid_pool_name_ok(st->name) || st->nranges < 0 ||
+		st->nranges > SNOWID_POOL_RANGES)
+		return false;
+	if (OidIsValid(st->typid) &&
+		((st->typid != INT4OID && st->typid != INT8OID) ||
+		 st->maxvalue != (st->typid == INT4OID ? PG_INT32_MAX : PG_INT64_MAX) ||
+		 st->start > st->maxvalue))
+		return false;
+	for (int i = 0; i < st->nranges; i++)
+		if (st->ranges[i].first > st->ranges[i].last ||
+			snowid_range_size(&st->ranges[i]) == 0 ||
+			(OidIsValid(st->typid) &&
+			 (st->ranges[i].first < st->start ||
+			  st->ranges[i].last > st->maxvalue)))
+			return false;
+	if (st->nranges > 0 && st->durable_off > snowid_range_size(&st->ranges[0]))
+		return false;
+	return true;
+}
+
+/* Parse one line (NUL-terminated, no newline) into st. */
+static bool
+snowid_pool_parse_line(const char *line, SnowidPoolState *st)
+{
+	char	   *copy = pstrdup(line);
+	char	   *p = copy;
+	char	   *t;
+	int64		v;
+	StringInfoData again;
+	bool		ok = false;
+
+	memset(st, 0, sizeof(*st));
+	if ((t = snowid_pool_token(&p)) == NULL || strcmp(t, "pool") != 0)
+		goto done;
+	if ((t = snowid_pool_token(&p)) == NULL || strlen(t) >= SNOWID_POOL_NAME_LEN)
+		goto done;
+	strlcpy(st->name, t, SNOWID_POOL_NAME_LEN);
+	if (!snowid_pool_int(&p, true, &v))
+		goto done;
+	st->gen = (uint64) v;
+	if (!snowid_pool_int(&p, true, &v) || v > PG_UINT32_MAX)
+		goto done;
+	st->typid = (Oid) v;
+	if (!snowid_pool_int(&p, false, &st->start) ||
+		!snowid_pool_int(&p, false, &st->maxvalue) ||
+		!snowid_pool_int(&p, false, &st->floor) ||
+		!snowid_pool_int(&p, true, &v))
+		goto done;
+	st->durable_off = (uint64) v;
+	if (!snowid_pool_int(&p, false, &v) || v < 0 || v > SNOWID_POOL_RANGES)
+		goto done;
+	st->nranges = (int32) v;
+	for (int i = 0; i < st->nranges; i++)
+		if (!snowid_pool_int(&p, false, &st->ranges[i].first) ||
+			!snowid_pool_int(&p, false, &st->ranges[i].last))
+			goto done;
+	if (!snowid_pool_state_sane(st))
+		goto done;
+	/* the rest must be the CRC: compare with the line this state makes */
+	initStringInfo(&again);
+	snowid_pool_format_line(&again, st);
+	again.data[--again.len] = '\0'; /* the newline */
+	ok = strcmp(again.data, line) == 0;
+	pfree(again.data);
+done:
+	pfree(copy);
+	return ok;
+}
+
+/* Read and parse the file into states; -1 if there is none.  FATAL if bad. */
+static int
+snowid_pool_read_file(SnowidPoolState *states)
+{
+	FILE	   *f;
+	char		line[1024];
+	int			n = 0;
+	int			lineno = 0;
+	bool		ended = false;
+	const char *why = NULL;
+
+	f = AllocateFile(SNOWID_POOLS_FILE, "r");
+	if (f == NULL)
+	{
+		if (errno == ENOENT)
+			return -1;
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", SNOWID_POOLS_FILE)));
+	}
+	while (why == NULL && fgets(line, sizeof(line), f) != NULL)
+	{
+		size_t		len = strlen(line);
+		int			count;
+
+		lineno++;
+		if (len == 0 || line[len - 1] != '\n')
+		{
+			why = "a line is cut short or too long";
+			break;
+		}
+		line[len - 1] = '\0';
+		if (ended)
+			why = "text follows the end line";
+		else if (lineno == 1)
+		{
+			if (strcmp(line, SNOWID_POOLS_MAGIC) != 0)
+				why = "the first line is not \"" SNOWID_POOLS_MAGIC "\"";
+		}
+		else if (strncmp(line, "end ", 4) == 0)
+		{
+			if (sscanf(line, "end %d", &count) != 1 || count != n ||
+				strcmp(line, psprintf("end %d", n)) != 0)
+				why = "the end line does not match the pools listed";
+			ended = true;
+		}
+		else if (n >= SNOWID_POOL_MAX)
+			why = "it lists more pools than a server holds";
+		else if (!snowid_pool_parse_line(line, &states[n]))
+			why = psprintf("line %d is not a valid pool line", lineno);
+		else
+		{
+			for (int i = 0; i < n; i++)
+				if (strcmp(states[i].name, states[n].name) == 0)
+					why = psprintf("pool \"%s\" is listed twice", states[n].name);
+			n++;
+		}
+	}
+	if (why == NULL && ferror(f))
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not read file \"%s\": %m", SNOWID_POOLS_FILE)));
+	FreeFile(f);
+	if (why == NULL && !ended)
+		why = "it has no end line";
+	if (why != NULL)
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("snowid pool file \"%s\" is corrupt", SNOWID_POOLS_FILE),
+				 errdetail("%s; snowid cannot know which values of its ranges were handed out, so it does not start.",
+						   snowid_sentence(why)),
+				 errhint("Restore the file from a backup, or remove it to give up the ranges it held: their unused values are lost, and pooled tickets fetch new ranges.")));
+	return n;
+}
+
+/*
+ * Give up every range of a state copied from another server: none is used
+ * again, nothing below the highest of them is handed out.  Returns the
+ * number of values given up.
+ */
+static int64
+snowid_state_give_up(SnowidPoolState *st)
+{
+	int64		dropped = 0;
+
+	for (int r = 0; r < st->nranges; r++)
+	{
+		dropped += st->ranges[r].last - st->ranges[r].first + 1;
+		if (st->ranges[r].last >= st->floor)
+			st->floor = st->ranges[r].last == PG_INT64_MAX ?
+				PG_INT64_MAX : st->ranges[r].last + 1;
+	}
+	st->nranges = 0;
+	st->durable_off = 0;
+	return dropped;
+}
+
+static void
+snowid_pool_load(void)
+{
+	SnowidPoolState states[SNOWID_POOL_MAX];
+	int			n = snowid_pool_read_file(states);
+	int64		dropped = 0;
+	int			last_idx = -1;
+
+	/*
+	 * A start from a base backup as a primary (backup_label present, no
+	 * standby.signal): a clone, or a restore.  The ranges in the file, and
+	 * in the WAL it replays, belong to the server it was copied from, which
+	 * may go on using them; give them up, with a floor above them, and a
+	 * change count above any record in that WAL, before recovery starts.
+	 */
+	/*
+	 * PostgreSQL renames backup_label before redo: a marker of our own
+	 * keeps telling a resumed recovery (after a crash or a stop during the
+	 * first one) that the WAL is the original's, until the worker, which
+	 * starts once recovery has ended, removes it.
+	 */
+	bool		marked = access(SNOWID_POOLS_COPIED, F_OK) == 0;
+	bool		from_backup = (marked || access("backup_label", F_OK) == 0) &&
+		access("standby.signal", F_OK) != 0;
+
+	snowid_pool_shared->from_backup = from_backup;
+	if (from_backup && !marked)
+		(void) snowid_write_durably(SNOWID_POOLS_COPIED, SNOWID_POOLS_COPIED ".tmp",
+									"snowid: this data directory replays the WAL of the server it was copied from\n",
+									strlen("snowid: this data directory replays the WAL of the server it was copied from\n"),
+									FATAL);
+
+	for (int i = 0; i < n; i++)
+	{
+		int			idx;
+
+		if (from_backup)
+		{
+			dropped += snowid_state_give_up(&states[i]);
+			states[i].gen += UINT64CONST(1) << 40;
+		}
+		idx = snowid_pool_slot_from_state(&states[i]);
+		snowid_pool_shared->file_state[idx] = states[i];
+		snowid_pool_shared->file_used[idx] = true;
+		last_idx = idx;
+	}
+	if (from_backup && last_idx >= 0)
+	{
+		snowid_pool_write_file(last_idx, &snowid_pool_shared->file_state[last_idx], FATAL);
+		ereport(LOG,
+				(errmsg("snowid gave up the pool ranges this data directory was copied with (" INT64_FORMAT " values)",
+						dropped),
+				 errdetail("The server starts from a base backup (backup_label is present): the ranges belong to the server it was copied from."),
+				 errhint("This server asks the registry for ranges of its own.")));
+	}
+}
+
+/*
+ * Write the file from file_state, with slot idx's state now st; caller
+ * holds file_lock.
+ */
+static void
+snowid_pool_write_file(int idx, const SnowidPoolState *st, int elevel)
+{
+	StringInfoData buf;
+	int			n = 0;
+
+	snowid_pool_shared->file_state[idx] = *st;
+	snowid_pool_shared->file_used[idx] = true;
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, SNOWID_POOLS_MAGIC "\n");
+	for (int i = 0; i < SNOWID_POOL_MAX; i++)
+		if (snowid_pool_shared->file_used[i])
+		{
+			snowid_pool_format_line(&buf, &snowid_pool_shared->file_state[i]);
+			n++;
+		}
+	appendStringInfo(&buf, "end %d\n", n);
+	(void) snowid_write_durably(SNOWID_POOLS_FILE, SNOWID_POOLS_TMP,
+								buf.data, buf.len, elevel);
+	pfree(buf.data);
+}
+
+/*
+ * Persist the state st of slot idx (whose lock the caller holds): WAL,
+ * flushed and, with synchronous replication, acknowledged; then the file.
+ * The caller publishes st in shared memory afterwards.
+ */
+void
+snowid_pool_persist(int idx, SnowidPoolState *st)
+{
+	XLogRecPtr	lsn;
+
+	if (RecoveryInProgress())
+		elog(ERROR, "snowid pool state cannot be persisted during recovery");
+	st->gen = snowid_pool_shared->slots[idx].st.gen + 1;
+	XLogBeginInsert();
+	XLogRegisterData((char *) st, sizeof(SnowidPoolState));
+	lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_POOL);
+	/*
+	 * The change count is spent even if the file write below fails: the
+	 * next record must carry a higher one, or replay would skip it.
+	 */
+	snowid_pool_shared->slots[idx].st.gen = st->gen;
+	XLogFlush(lsn);
+	SyncRepWaitForLSN(lsn, false);
+	LWLockAcquire(snowid_pool_shared->file_lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		snowid_pool_write_file(idx, st, ERROR);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(snowid_pool_shared->file_lock);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * snowid_pool_persist for the worker's calls, which hold slot idx's lock:
+ * released on an error, whose handler (the worker's exit) does not run
+ * under a transaction abort.
+ */
+void
+snowid_pool_persist_releasing(int idx, SnowidPoolState *st)
+{
+	PG_TRY();
+	{
+		snowid_pool_persist(idx, st);
+	}
+	PG_CATCH();
+	{
+		LWLockRelease(snowid_pool_shared->slots[idx].lock);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+/* ---------- replay ---------- */
+
+void
+snowid_pool_redo(XLogReaderState *record)
+{
+	SnowidPoolState st;
+	SnowidPoolSlot *slot;
+	int			idx = -1;
+
+	if (snowid_pool_shared == NULL)
+		elog(PANIC, "snowid_pool_redo: shared memory is not initialised");
+	if (XLogRecGetDataLen(record) != sizeof(SnowidPoolState))
+		elog(PANIC, "snowid_pool_redo: record of %u bytes, expected %zu",
+			 XLogRecGetDataLen(record), sizeof(SnowidPoolState));
+	memcpy(&st, XLogRecGetData(record), sizeof(st));
+	st.name[SNOWID_POOL_NAME_LEN - 1] = '\0';
+	/*
+	 * The WAL of the server this one was copied from: not our ranges; and
+	 * a change count above the rest of that WAL, should this recovery be
+	 * interrupted and resumed.
+	 */
+	if (snowid_pool_shared->from_backup)
+	{
+		(void) snowid_state_give_up(&st);
+		st.gen += UINT64CONST(1) << 40;
+	}
+
+	LWLockAcquire(snowid_pool_shared->table_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < snowid_pool_shared->nused; i++)
+		if (strcmp(snowid_pool_shared->slots[i].st.name, st.name) == 0)
+			idx = i;
+	if (idx < 0)
+	{
+		SnowidPoolState empty;
+
+		memset(&empty, 0, sizeof(empty));
+		strlcpy(empty.name, st.name, SNOWID_POOL_NAME_LEN);
+		idx = snowid_pool_slot_from_state(&empty);
+	}
+	LWLockRelease(snowid_pool_shared->table_lock);
+	if (idx < 0)
+		ereport(FATAL,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("snowid cannot replay the ranges of pool \"%s\"", st.name),
+				 errdetail("This server already holds the ranges of %d pools, the most it can.",
+						   SNOWID_POOL_MAX)));
+
+	slot = &snowid_pool_shared->slots[idx];
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	if (st.gen > slot->st.gen)
+	{
+		LWLockAcquire(snowid_pool_shared->file_lock, LW_EXCLUSIVE);
+		snowid_pool_write_file(idx, &st, ERROR);
+		LWLockRelease(snowid_pool_shared->file_lock);
+		slot->st = st;
+		slot->next_off = st.durable_off;
+		snowid_state_settle(&slot->st, &slot->next_off);
+		if (OidIsValid(st.typid) && slot->status == SNOWID_POOL_WAITING)
+			slot->status = SNOWID_POOL_OK;
+	}
+	LWLockRelease(slot->lock);
+}
+
+void
+snowid_pool_desc(StringInfo buf, XLogReaderState *record)
+{
+	SnowidPoolState st;
+
+	if (XLogRecGetDataLen(record) != sizeof(SnowidPoolState))
+		return;
+	memcpy(&st, XLogRecGetData(record), sizeof(st));
+	st.name[SNOWID_POOL_NAME_LEN - 1] = '\0';
+	/*
+	 * The WAL of the server this one was copied from: not our ranges; and
+	 * a change count above the rest of that WAL, should this recovery be
+	 * interrupted and resumed.
+	 */
+	if (snowid_pool_shared->from_backup)
+	{
+		(void) snowid_state_give_up(&st);
+		st.gen += UINT64CONST(1) << 40;
+	}
+	appendStringInfo(buf, "pool %s change " UINT64_FORMAT " used below offset "
+					 UINT64_FORMAT " floor " INT64_FORMAT " ranges",
+					 st.name, st.gen, st.durable_off, st.floor);
+	for (int i = 0; i < st.nranges && i < SNOWID_POOL_RANGES; i++)
+		appendStringInfo(buf, " [" INT64_FORMAT ", " INT64_FORMAT "]",
+						 st.ranges[i].first, st.ranges[i].last);
+	if (st.nranges == 0)
+		appendStringInfoString(buf, " none");
+}

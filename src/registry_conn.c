@@ -1,0 +1,312 @@
+/*-------------------------------------------------------------------------
+ *
+ * registry_conn.c
+ *	  The one connection to the registry, over libpq, for the registry
+ *	  worker and the pool worker.
+ *
+ * libpq is used without ever blocking: a non-blocking connect and queries
+ * whose every wait is on the latch and the socket, with a timeout, so that
+ * the worker honours a reload, a shutdown and postmaster death at once, and
+ * shuts the gate on time even while the network hangs.  Keepalives are on
+ * unless the connection string says otherwise.  Every query runs with
+ * search_path pinned to pg_catalog and names the functions by the
+ * extension's schema.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "libpq-fe.h"
+#include "lib/stringinfo.h"
+#include "registry.h"
+#include "registry_conn.h"
+#include "storage/latch.h"
+#include "storage/spin.h"
+#include "utils/timestamp.h"
+
+static PGconn *conn = NULL;
+static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
+static SnowidRegistryWait conn_wait = NULL;	/* the worker's wait */
+
+void
+snowid_registry_disconnect(void)
+{
+	if (conn != NULL)
+		PQfinish(conn);
+	conn = NULL;
+	if (conn_schema != NULL)
+		pfree(conn_schema);
+	conn_schema = NULL;
+}
+
+/* The worker's wait, which every wait on the connection goes through. */
+void
+snowid_registry_set_wait(SnowidRegistryWait wait)
+{
+	conn_wait = wait;
+}
+
+/* Is there a connection, and does it work? */
+bool
+snowid_registry_connected(void)
+{
+	return conn != NULL && PQstatus(conn) == CONNECTION_OK;
+}
+
+/* The connection string without secrets, for status and messages. */
+void
+snowid_registry_describe(const char *conninfo)
+{
+	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (opts == NULL)
+		appendStringInfoString(&buf, "(malformed connection string)");
+	else
+	{
+		for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+		{
+			if (o->val == NULL || o->val[0] == '\0' ||
+				strchr(o->dispchar, '*') != NULL ||
+				(strcmp(o->keyword, "host") != 0 &&
+				 strcmp(o->keyword, "hostaddr") != 0 &&
+				 strcmp(o->keyword, "port") != 0 &&
+				 strcmp(o->keyword, "dbname") != 0 &&
+				 strcmp(o->keyword, "user") != 0))
+				continue;
+			appendStringInfo(&buf, "%s%s=%s", buf.len > 0 ? " " : "",
+							 o->keyword, o->val);
+		}
+		PQconninfoFree(opts);
+	}
+	SpinLockAcquire(&snowid_registry->mutex);
+	strlcpy(snowid_registry->registry, buf.data, SNOWID_REGISTRY_TEXT);
+	SpinLockRelease(&snowid_registry->mutex);
+	pfree(buf.data);
+}
+
+/* The text of the connection's last error, one line. */
+static char *
+snowid_conn_error(const char *what)
+{
+	char	   *msg = pchomp(conn != NULL ? PQerrorMessage(conn) : "out of memory");
+
+	for (char *p = msg; *p; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
+	return psprintf("%s: %s", what, msg);
+}
+
+/*
+ * Run one query (text parameters) and return its result, or NULL with
+ * *error; *failed (unless failed is NULL) tells whether the registry
+ * answered with an error, the connection being fine.
+ */
+PGresult *
+snowid_registry_exec(const char *sql, int nparams, const char *const *values,
+					 int timeout_ms, char **error, bool *failed)
+{
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													timeout_ms);
+	PGresult   *last = NULL;
+	PGresult   *res;
+	int			rc;
+
+	if (failed != NULL)
+		*failed = false;
+	if (!PQsendQueryParams(conn, sql, nparams, NULL, values, NULL, NULL, 0))
+	{
+		*error = snowid_conn_error("could not send a query to the registry");
+		return NULL;
+	}
+	while ((rc = PQflush(conn)) == 1)
+	{
+		if (!conn_wait(WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE,
+					   PQsocket(conn), until))
+		{
+			*error = pstrdup("the registry did not take the query in time");
+			return NULL;
+		}
+		if (!PQconsumeInput(conn))
+		{
+			*error = snowid_conn_error("lost the connection to the registry");
+			return NULL;
+		}
+	}
+	if (rc < 0)
+	{
+		*error = snowid_conn_error("could not send a query to the registry");
+		return NULL;
+	}
+	for (;;)
+	{
+		while (PQisBusy(conn))
+		{
+			if (!conn_wait(WL_SOCKET_READABLE, PQsocket(conn), until))
+			{
+				if (last != NULL)
+					PQclear(last);
+				*error = pstrdup("the registry did not answer in time");
+				return NULL;
+			}
+			if (!PQconsumeInput(conn))
+			{
+				if (last != NULL)
+					PQclear(last);
+				*error = snowid_conn_error("lost the connection to the registry");
+				return NULL;
+			}
+		}
+		res = PQgetResult(conn);
+		if (res == NULL)
+			break;
+		if (last != NULL)
+			PQclear(last);
+		last = res;
+	}
+	if (failed != NULL && last != NULL && PQresultStatus(last) != PGRES_TUPLES_OK)
+		*failed = true;
+	if (last == NULL || PQresultStatus(last) != PGRES_TUPLES_OK)
+	{
+		char	   *msg = last != NULL ?
+			pchomp(PQresultErrorMessage(last)) : pstrdup("no result");
+
+		*error = psprintf("the registry failed a query: %s", msg);
+		if (last != NULL)
+			PQclear(last);
+		return NULL;
+	}
+	return last;
+}
+
+/* The quoted schema of snowid in the registry (valid while connected). */
+const char *
+snowid_registry_schema(void)
+{
+	return conn_schema;
+}
+
+/* Connect, pin search_path and find the registry's schema; false with *error. */
+bool
+snowid_registry_connect(const char *conninfo, char **error)
+{
+	const char *keys[] = {"keepalives", "keepalives_idle",
+		"keepalives_interval", "keepalives_count",
+	"fallback_application_name", "dbname", NULL};
+	const char *vals[] = {"1", "30", "10", "3", "snowid registry worker",
+	conninfo, NULL};
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													SNOWID_REGISTRY_TIMEOUT_MS);
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+	PGresult   *res;
+	char		sysid[32];
+
+	snowid_registry_disconnect();
+	conn = PQconnectStartParams(keys, vals, 1);
+	if (conn == NULL || PQstatus(conn) == CONNECTION_BAD)
+	{
+		*error = snowid_conn_error("could not connect to the registry");
+		snowid_registry_disconnect();
+		return false;
+	}
+	while (st != PGRES_POLLING_OK)
+	{
+		if (st == PGRES_POLLING_FAILED)
+		{
+			*error = snowid_conn_error("could not connect to the registry");
+			snowid_registry_disconnect();
+			return false;
+		}
+		if (!conn_wait(st == PGRES_POLLING_READING ?
+					   WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
+					   PQsocket(conn), until))
+		{
+			*error = pstrdup("could not connect to the registry in time");
+			snowid_registry_disconnect();
+			return false;
+		}
+		st = PQconnectPoll(conn);
+	}
+	if (PQsetnonblocking(conn, 1) != 0)
+	{
+		*error = snowid_conn_error("could not set up the connection to the registry");
+		snowid_registry_disconnect();
+		return false;
+	}
+
+	res = snowid_registry_exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', false), "
+							   "pg_catalog.quote_ident(n.nspname), "
+							   "(SELECT s.system_identifier FROM pg_catalog.pg_control_system() s) "
+							   "FROM pg_catalog.pg_extension e "
+							   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
+							   "WHERE e.extname OPERATOR(pg_catalog.=) 'snowid'",
+							   0, NULL, SNOWID_REGISTRY_TIMEOUT_MS, error, NULL);
+	if (res == NULL)
+	{
+		snowid_registry_disconnect();
+		return false;
+	}
+	if (PQntuples(res) != 1)
+	{
+		PQclear(res);
+		*error = pstrdup("the registry database has no snowid extension (run CREATE EXTENSION snowid there)");
+		snowid_registry_disconnect();
+		return false;
+	}
+	snprintf(sysid, sizeof(sysid), UINT64_FORMAT, GetSystemIdentifier());
+	if (strcmp(PQgetvalue(res, 0, 2), sysid) == 0)
+	{
+		/* a database of this very server (or of a copy of it) */
+		PQclear(res);
+		*error = pstrdup("the registry is a database of this server itself (same system identifier), which cannot tell this server from another");
+		snowid_registry_disconnect();
+		return false;
+	}
+	conn_schema = pstrdup(PQgetvalue(res, 0, 1));
+	PQclear(res);
+	return true;
+}
+
+/*
+ * Finish a query that a shutdown interrupted (its answer discarded), so
+ * that the connection takes the next one; false with *error if it is not
+ * done by until.
+ */
+bool
+snowid_registry_drain(TimestampTz until, char **error)
+{
+	for (;;)
+	{
+		int			flush = PQflush(conn);
+		PGresult   *res;
+
+		if (flush < 0)
+		{
+			*error = snowid_conn_error("lost the connection to the registry");
+			return false;
+		}
+		if (flush == 0 && !PQisBusy(conn))
+		{
+			res = PQgetResult(conn);
+			if (res == NULL)
+				return true;
+			PQclear(res);
+			continue;
+		}
+		if (!conn_wait(flush == 1 ?
+					   WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE :
+					   WL_SOCKET_READABLE,
+					   PQsocket(conn), until))
+		{
+			*error = pstrdup("the registry did not finish an earlier query in time");
+			return false;
+		}
+		if (!PQconsumeInput(conn))
+		{
+			*error = snowid_conn_error("lost the connection to the registry");
+			return false;
+		}
+	}
+}
