@@ -22,6 +22,7 @@
 #include "continuation.h"
 #include "guc.h"
 #include "highwater.h"
+#include "layout.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "state.h"

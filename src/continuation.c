@@ -18,6 +18,7 @@
 
 #include "continuation.h"
 #include "guc.h"
+#include "layout.h"
 #include "utils/timestamp.h"
 
 /* Do two layouts, each with its node ID, issue the same IDs? */

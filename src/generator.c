@@ -98,6 +98,7 @@
 #include "generator.h"
 #include "guc.h"
 #include "highwater.h"
+#include "layout.h"
 #include "lease.h"
 #include "state.h"
 #include "storage/proc.h"
@@ -872,7 +873,7 @@ snowid_next_batch(PG_FUNCTION_ARGS)
  * starting more than max_lead after that).
  */
 void
-snowid_registry_raise_floor(int node_id, int64 floor_id, bool has_floor_id,
+snowid_generator_raise_floor(int node_id, int64 floor_id, bool has_floor_id,
 							TimestampTz floor_until)
 {
 	const SnowidLayout *layout = &snowid_active_layout;

@@ -18,7 +18,7 @@ extern void snowid_generator_start(void);
 extern void snowid_generator_raise(uint64 position);
 
 /* The node came from another start: go on above its previous holder. */
-extern void snowid_registry_raise_floor(int node_id, int64 floor_id,
+extern void snowid_generator_raise_floor(int node_id, int64 floor_id,
 										bool has_floor_id,
 										TimestampTz floor_until);
 

@@ -28,12 +28,13 @@
  */
 #include "postgres.h"
 
+#include "clock.h"
 #include "compat.h"
+#include "guc.h"
+#include "layout.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "pgtime.h"
-#include "clock.h"
-#include "guc.h"
 #include "utils/acl.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"

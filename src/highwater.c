@@ -61,6 +61,7 @@
 #include "guc.h"
 #include "highwater.h"
 #include "highwater_file.h"
+#include "layout.h"
 #include "lease.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"

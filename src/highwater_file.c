@@ -20,6 +20,7 @@
 #include "durable.h"
 #include "guc.h"
 #include "highwater_file.h"
+#include "layout.h"
 #include "lease.h"
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"

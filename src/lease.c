@@ -29,6 +29,7 @@
 #include "catalog/pg_authid.h"
 #include "clock.h"
 #include "guc.h"
+#include "layout.h"
 #include "lease.h"
 #include "miscadmin.h"
 #include "state.h"

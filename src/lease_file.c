@@ -26,10 +26,10 @@
 
 #include "durable.h"
 #include "guc.h"
+#include "layout.h"
 #include "lease.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
-#include "state.h"
 #include "storage/fd.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"

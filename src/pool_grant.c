@@ -15,8 +15,8 @@
 
 #include "access/xlog.h"
 #include "catalog/pg_type_d.h"
+#include "lease.h"
 #include "pool.h"
-#include "registry.h"
 #include "storage/fd.h"
 #include "storage/lwlock.h"
 

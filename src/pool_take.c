@@ -13,11 +13,11 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "lease.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "pool.h"
-#include "registry.h"
-#include "snowid.h"
+#include "state.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 

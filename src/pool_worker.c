@@ -40,14 +40,13 @@
 
 #include "access/xlog.h"
 #include "catalog/pg_type_d.h"
-#include "libpq-fe.h"
+#include "guc.h"
+#include "lease.h"
 #include "lib/stringinfo.h"
+#include "libpq-fe.h"
 #include "pool.h"
 #include "pool_worker.h"
-#include "registry.h"
 #include "registry_conn.h"
-#include "snowid.h"
-#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 

@@ -17,9 +17,9 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
-#include "libpq-fe.h"
+#include "lease.h"
 #include "lib/stringinfo.h"
-#include "registry.h"
+#include "libpq-fe.h"
 #include "registry_conn.h"
 #include "storage/latch.h"
 #include "storage/spin.h"

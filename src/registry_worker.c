@@ -32,22 +32,24 @@
 #include <unistd.h>
 
 #include "access/xlog.h"
+#include "generator.h"
+#include "guc.h"
+#include "highwater.h"
+#include "layout.h"
+#include "lease.h"
 #include "libpq-fe.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "pool.h"
+#include "pool_worker.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "postmaster/postmaster.h"
-#include "pool.h"
-#include "pool_worker.h"
-#include "registry.h"
 #include "registry_conn.h"
 #include "registry_worker.h"
-#include "snowid.h"
+#include "state.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
-#include "tcop/tcopprot.h"
-#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -305,7 +307,7 @@ snowid_publish_answer(PGresult *res, TimestampTz sent_at)
 
 					until = unix_us - ((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
 				}
-				snowid_registry_raise_floor(node,
+				snowid_generator_raise_floor(node,
 											PQgetisnull(res, 0, 5) ? 0 :
 											strtoi64(PQgetvalue(res, 0, 5), NULL, 10),
 											!PQgetisnull(res, 0, 5), until);

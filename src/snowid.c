@@ -24,7 +24,7 @@
 #include "lease.h"
 #include "miscadmin.h"
 #include "pool.h"
-#include "registry.h"
+#include "registry_worker.h"
 #include "rmgr.h"
 #include "state.h"
 #include "storage/ipc.h"

@@ -18,6 +18,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "guc.h"
+#include "layout.h"
 #include "lease.h"
 #include "state.h"
 #include "utils/timestamp.h"

@@ -14,7 +14,6 @@
  */
 #include "postgres.h"
 
-#include "compat.h"
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -26,8 +25,10 @@
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
+#include "compat.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "ticket.h"
 #include "ticket_catalog.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"

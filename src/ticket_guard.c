@@ -55,7 +55,6 @@
  */
 #include "postgres.h"
 
-#include "compat.h"
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -66,11 +65,13 @@
 #include "catalog/pg_sequence.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
+#include "compat.h"
 #include "executor/tuptable.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "ticket_catalog.h"
 #include "ticket_guard.h"
+#include "ticketmath.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"

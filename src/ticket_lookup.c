@@ -11,9 +11,11 @@
 
 #include "miscadmin.h"
 #include "pool.h"
+#include "ticket.h"
 #include "ticket_catalog.h"
 #include "ticket_lookup.h"
 #include "ticket_slot.h"
+#include "ticketmath.h"
 #include "utils/acl.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
