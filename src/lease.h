@@ -37,9 +37,10 @@ typedef enum SnowidRegistryState
  * Who writes what.  lease_file.c, in the postmaster at each shared-memory
  * initialisation, sets up every field (the start facts only then) and
  * later persisted_deadline, from snowid_lease_persist in the registry
- * worker; registry_worker.c writes everything else (state, node_id,
+ * worker; registry_conn.c writes registry (snowid_registry_describe, in
+ * the worker); registry_worker.c writes everything else (state, node_id,
  * auto_node, deadline, last_contact, unreachable_since, conflict_layout,
- * registry, holder, detail and the counters).  Backends only read, under
+ * holder, detail and the counters).  Backends only read, under
  * the spinlock (snowid_registry_read) or the atomics.
  */
 typedef struct SnowidRegistryShared

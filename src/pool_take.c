@@ -43,7 +43,6 @@ snowid_pool_find(const char *name)
 	return -1;
 }
 
-/* The registry's state and why, as a sentence for messages. */
 /*
  * Values of a pool are handed out only while this server may issue under
  * its node, as IDs are: a clone, a server refused by the registry or one
@@ -62,6 +61,7 @@ snowid_pool_gate_open(void)
 	return SNOWID_GATE_NODE(snowid_pool_gate()) >= 0;
 }
 
+/* The registry's state and why, as a sentence for messages. */
 static char *
 snowid_pool_registry_text(void)
 {

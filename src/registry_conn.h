@@ -8,7 +8,7 @@
  * search_path pinned to pg_catalog, the registry's snowid schema found),
  * queries with text parameters and a timeout, draining a query a shutdown
  * interrupted, disconnect, and the registry's description shown by
- * snowid_registry_status() (registry.h's shared state, field registry).
+ * snowid_registry_status() (lease.h's shared state, field registry).
  * Every wait goes through the worker's own (snowid_registry_set_wait),
  * which watches the latch, the lease's deadline and the signals.
  *

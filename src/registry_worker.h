@@ -3,7 +3,7 @@
  * registry_worker.h
  *	  The registry worker: the background worker that holds this server's
  *	  node lease at the registry and publishes the answers in shared memory
- *	  (registry.h), and serves the pools (pool_worker.h) on its connection.
+ *	  (lease.h), and serves the pools (pool_worker.h) on its connection.
  *
  *-------------------------------------------------------------------------
  */
