@@ -9,25 +9,25 @@
  * only while this server holds its node lease: the registry grants ranges
  * to a node, and checks that lease on every grant.
  *
- * Asking.  pool.c says which pool needs what (snowid_pool_need): the facts
- * of a pool a taker just attached, a first range, or the next range once
+ * Asking.  pool_grant.c says which pool needs what (snowid_pool_need): the
+ * facts of a pool a taker just attached, a first range, or the next range once
  * the last one in hand is half used, so that takers never wait on the
  * network while a range is left.  A range is sized by time, not by count:
  * the values taken per second lately times snowid.lease, so that a member
  * keeps issuing through a registry outage as long as it keeps its node;
  * at least SNOWID_POOL_MIN_RANGE.  The registry caps it by what is left
- * and shrinks it near exhaustion.  A request carries a key that pool.c
- * keeps until an answer for it arrives: a request whose reply was lost is
- * sent again with the same key and gets the same range back, not a second
- * one.  A range is persisted by pool.c (WAL, then its file) before any
- * value of it is handed out.
+ * and shrinks it near exhaustion.  A request carries a key that
+ * pool_grant.c keeps until an answer for it arrives: a request whose reply
+ * was lost is sent again with the same key and gets the same range back,
+ * not a second one.  A range is persisted by the pool store (WAL, then its
+ * file) before any value of it is handed out.
  *
  * Reporting.  Every grant request, and once a heartbeat a report of all
  * pools, tells the registry which ranges this server holds: a registry
  * that lost a grant (asynchronous failover, restore from a backup) records
  * them again and never hands them out a second time.
  *
- * Giving back.  At shutdown pool.c closes every pool (nothing more is
+ * Giving back.  At shutdown pool_grant.c closes every pool (nothing more is
  * handed out) and persists the truncation of every range at what was
  * handed out; the unused tails go back to the registry, highest first, and
  * the registry takes each back only if no grant went past it.  One it

@@ -9,7 +9,7 @@
  * snowid_registry_claim() in the registry database: one short transaction
  * that grants or renews the node for snowid.lease, or refuses it (another
  * live server holds the node, or the registry's layout differs).  The
- * answer is published in shared memory (registry.c): the gate opens on a
+ * answer is published in shared memory (lease.c): the gate opens on a
  * grant, after the generator was raised above whatever the node's previous
  * holder may have issued, and shuts on a refusal.  The lease this server
  * may issue under ends at the time the request was sent plus the lease,
