@@ -75,8 +75,6 @@ typedef struct SnowidRegistryShared
 
 extern SnowidRegistryShared *snowid_registry;
 
-extern SnowidRegistryShared *snowid_registry;
-
 /* lease.c */
 extern bool snowid_registry_named(void);
 extern Size snowid_registry_shmem_size(void);
