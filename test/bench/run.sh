@@ -57,7 +57,9 @@ export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
 q() { as_runner psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 q -c "CREATE EXTENSION IF NOT EXISTS snowid"
-q -f "$bench_dir/instagram.sql" >/dev/null
+# read by this shell, not by psql: the postgres user may not be able to
+# read a checkout that only root can (a clone in a mode-700 directory)
+q <"$bench_dir/instagram.sql" >/dev/null
 q -c "DROP SEQUENCE IF EXISTS bench_seq, bench_seq100;
       CREATE SEQUENCE bench_seq; CREATE SEQUENCE bench_seq100 CACHE 100;"
 have_tickets=$(q -c "SELECT count(*) FROM pg_proc WHERE proname = 'snowid_ticket_next'")
