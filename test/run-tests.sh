@@ -276,6 +276,24 @@ if [ -n "${old_bindir:-}" ] && [ -n "${last_major:-}" ] && [ "$last_major" != "$
 	summary+=("benchmark smoke on PostgreSQL $first_major and $last_major")
 fi
 
+# The two-build benchmark, as a smoke run: the commit before this one
+# beside this one, on the last major tested (a source build: its
+# installation is copied per build).  Needs the git history (a clone).
+if [ -n "${last_major:-}" ] && [ "$last_major" != 15 ] &&
+	git -C "$SNOWID_SRC" rev-parse -q --verify HEAD~1 >/dev/null 2>&1; then
+	echo "=================== benchmark smoke, two builds (HEAD~1 beside HEAD) on PostgreSQL $last_major (times nothing)"
+	if PG_MAJOR=$last_major SNOWID_BENCH_PORT=55457 bash "$SNOWID_SRC/test/bench/builds.sh" --smoke HEAD~1 HEAD >/tmp/snowid-builds-smoke.log 2>&1 &&
+		grep -q '^| `snowid_next` |' /tmp/snowid-builds-smoke.log; then
+		echo "  builds bench smoke ... ok"
+		passed=$((passed + 1))
+	else
+		tail -30 /tmp/snowid-builds-smoke.log
+		echo "  builds bench smoke ... FAILED"
+		failed=$((failed + 1))
+	fi
+	summary+=("benchmark smoke of two builds on PostgreSQL $last_major")
+fi
+
 echo "=================== summary"
 printf '%s\n' "${summary[@]}"
 echo "$passed passed, $failed failed"
