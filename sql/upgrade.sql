@@ -114,6 +114,9 @@ SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 -- served mark of its next blocks is still raised in place.
 SELECT array_agg(snowid_ticket_next('upgrade_13')) FROM generate_series(1, 12);
 SELECT served, pool FROM snowid_ticket WHERE seqrelid = 'upgrade_13'::regclass;
+-- 1.5: the registry trusts no caller.
+ALTER EXTENSION snowid UPDATE TO '1.5';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 DROP SEQUENCE upgrade_keep, upgrade_13;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
