@@ -15,7 +15,8 @@ LANGUAGE sql AS $$
 SELECT c.result
   FROM snowid_registry_claim(p_node, false, 3, 'layout A', 'c' || p_node,
 							 'host' || p_node, 5432, p_node * 111, 's' || p_node,
-							 NULL, false, 600000, 5000, NULL) c
+							 rpad('s' || p_node, 32, '#'), NULL, false, 600000,
+							 5000, 1000, NULL) c
 $$;
 -- A grant as the member holding node p_node asks for it.
 CREATE FUNCTION pg_temp.grant(p_pool text, p_node integer, p_request text,
@@ -28,14 +29,14 @@ RETURNS TABLE (result text, first_value bigint, last_value bigint,
 LANGUAGE sql AS $$
 SELECT g.*
   FROM snowid_pool_grant(p_pool, p_node, p_node * 111, 's' || p_node,
-						 p_request, p_want, p_held_first, p_held_last) g
+						 rpad('s' || p_node, 32, '#'), p_request, p_want, p_held_first, p_held_last) g
 $$;
 CREATE FUNCTION pg_temp.give_back(p_pool text, p_node integer, p_first bigint,
 								  p_from bigint)
 RETURNS text
 LANGUAGE sql AS $$
 SELECT snowid_pool_return(p_pool, p_node, p_node * 111, 's' || p_node,
-						  p_first, p_from)
+						  rpad('s' || p_node, 32, '#'), p_first, p_from)
 $$;
 CREATE FUNCTION pg_temp.ranges(p_pool text)
 RETURNS TABLE (node_id integer, first_value bigint, last_value bigint,
@@ -95,10 +96,10 @@ SELECT * FROM pg_temp.grant('orders', 1, 'r9', 10, '{1,2}', '{5}');
 -- one.  Nothing is granted.
 SELECT * FROM pg_temp.grant('orders', 3, 'r1', 1000);
 SELECT result, detail
-  FROM snowid_pool_grant('orders', 1, 111, 's1-other', 'r9', 1000, '{}', '{}');
+  FROM snowid_pool_grant('orders', 1, 111, 's1-other', rpad('s1', 32, '#'), 'r9', 1000, '{}', '{}');
 SELECT result, detail
-  FROM snowid_pool_grant('orders', 1, 999, 's1', 'r9', 1000, '{}', '{}');
-SELECT snowid_registry_release(2, 's2', NULL) AS released;
+  FROM snowid_pool_grant('orders', 1, 999, 's1', rpad('s1', 32, '#'), 'r9', 1000, '{}', '{}');
+SELECT snowid_registry_release(2, 's2', rpad('s2', 32, '#'), NULL) AS released;
 SELECT * FROM pg_temp.grant('orders', 2, 'r9', 1000);
 SELECT pg_temp.claim(2) AS node_2;
 UPDATE snowid_registry_node SET lease_until = now() - interval '1 s'
@@ -114,7 +115,7 @@ SELECT * FROM pg_temp.grant('orders', 2, 'r2', 1000);
 -- Not from a start that no longer holds the node (an old primary after its
 -- standby, with the same system identifier and ranges, took the node over):
 -- kept, and next_value stays.
-SELECT snowid_pool_return('orders', 2, 222, 'an old start', 2501, 3001) AS old_start;
+SELECT snowid_pool_return('orders', 2, 222, 'an old start', rpad('s2', 32, '#'), 2501, 3001) AS old_start;
 SELECT next_value FROM snowid_pool WHERE name = 'orders';
 SELECT pg_temp.give_back('orders', 2, 2501, 3001);
 SELECT pg_temp.give_back('orders', 2, 2501, 3001) AS again;
@@ -139,12 +140,12 @@ SELECT * FROM pg_temp.ranges('orders');
 -- grant does not overlap them.  Ranges the registry knows, ranges outside
 -- the pool's values, unknown pools and reports from a start that does not
 -- hold the node record nothing.
-SELECT snowid_pool_report(1, 111, 's1', '{orders,orders,orders,nope,orders}',
+SELECT snowid_pool_report(1, 111, 's1', rpad('s1', 32, '#'), '{orders,orders,orders,nope,orders}',
 						  '{4001,6001,1,1,0}', '{5000,7000,1000,10,5}') AS recorded;
 SELECT next_value FROM snowid_pool WHERE name = 'orders';
-SELECT snowid_pool_report(1, 111, 's1', '{orders}', '{6001}', '{7000}') AS recorded;
-SELECT snowid_pool_report(1, 111, 's-old', '{orders}', '{8001}', '{9000}') AS recorded;
-SELECT snowid_pool_report(1, 111, 's1', '{orders}', '{8001}', '{9000,9001}');
+SELECT snowid_pool_report(1, 111, 's1', rpad('s1', 32, '#'), '{orders}', '{6001}', '{7000}') AS recorded;
+SELECT snowid_pool_report(1, 111, 's-old', rpad('s1', 32, '#'), '{orders}', '{8001}', '{9000}') AS recorded;
+SELECT snowid_pool_report(1, 111, 's1', rpad('s1', 32, '#'), '{orders}', '{8001}', '{9000,9001}');
 SELECT * FROM pg_temp.grant('orders', 2, 'r4', 1000);
 -- The ranges held come with the grant too: reported first, then granted
 -- above them.
@@ -191,7 +192,7 @@ SELECT snowid_pool_owner('top', 9223372036854775807) AS owner_of_max;
 -- A range reported up to the maximum uses the pool up, without going past
 -- it.
 SELECT snowid_pool_create('edge', start => 9223372036854775800);
-SELECT snowid_pool_report(1, 111, 's1', '{edge}', '{9223372036854775805}',
+SELECT snowid_pool_report(1, 111, 's1', rpad('s1', 32, '#'), '{edge}', '{9223372036854775805}',
 						  '{9223372036854775807}') AS recorded;
 SELECT next_value FROM snowid_pool WHERE name = 'edge';
 SELECT result, first_value, values_left FROM pg_temp.grant('edge', 2, 'e1', 10);
@@ -211,9 +212,9 @@ CREATE ROLE regress_pool_other;
 CREATE ROLE regress_pool_monitor IN ROLE pg_monitor;
 SET ROLE regress_pool_other;
 SELECT snowid_pool_create('mine');
-SELECT * FROM snowid_pool_grant('orders', 1, 111, 's1', 'z', 10, '{}', '{}');
-SELECT snowid_pool_report(1, 111, 's1', '{}', '{}', '{}');
-SELECT snowid_pool_return('orders', 1, 111, 's1', 1, 1);
+SELECT * FROM snowid_pool_grant('orders', 1, 111, 's1', rpad('s1', 32, '#'), 'z', 10, '{}', '{}');
+SELECT snowid_pool_report(1, 111, 's1', rpad('s1', 32, '#'), '{}', '{}', '{}');
+SELECT snowid_pool_return('orders', 1, 111, 's1', rpad('s1', 32, '#'), 1, 1);
 SELECT snowid_pool_owner('orders', 1);
 SELECT count(*) FROM snowid_pools;
 UPDATE snowid_pool SET next_value = 1;

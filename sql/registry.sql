@@ -24,8 +24,9 @@ SELECT c.result, c.node_id, c.lease_ms, c.holder,
 	   CASE WHEN c.floor_until IS NULL THEN NULL
 			WHEN c.floor_until <= now() THEN 'past' ELSE 'future' END
   FROM snowid_registry_claim(p_node, p_auto, 3, p_layout, 'c' || p_sysid,
-							 'host' || p_sysid, 5432, p_sysid, p_start, p_pred,
-							 p_promoted, p_lease, 5000, p_last) c
+							 'host' || p_sysid, 5432, p_sysid, p_start,
+							 rpad(p_start, 32, '#'), p_pred, p_promoted, p_lease,
+							 5000, 1000, p_last) c
 $$;
 CREATE FUNCTION pg_temp.nodes()
 RETURNS TABLE (node_id integer, state text, start_id text, last_id bigint,
@@ -63,18 +64,20 @@ SELECT * FROM pg_temp.nodes();
 
 -- A clean release ends the lease at once; only the holding start can
 -- release, and only once.
-SELECT snowid_registry_release(1, 's2', 999) AS released_by_another;
-SELECT snowid_registry_release(1, 's1', 150) AS released;
-SELECT snowid_registry_release(1, 's1', 160) AS released_again;
+SELECT snowid_registry_release(1, 's2', rpad('s2', 32, '#'), 999) AS released_by_another;
+SELECT snowid_registry_release(1, 's1', rpad('s1', 32, '#'), 150) AS released;
+SELECT snowid_registry_release(1, 's1', rpad('s1', 32, '#'), 160) AS released_again;
 SELECT state, lease_until = last_seen AS lease_ended, last_id
   FROM snowid_registry_nodes WHERE node_id = 1;
 SELECT released_at AS released_1 FROM snowid_registry_node WHERE node_id = 1 \gset
 -- Another server takes the released node: it stays above the last ID and
--- the release time of the previous holder.
+-- the release time of the previous holder plus its max_lead (1 s): IDs it
+-- issued may lie that far ahead of its clock.
 SELECT c.result, c.node_id, c.detail, c.floor_id,
-	   c.floor_until = :'released_1' AS floor_until_is_release
+	   c.floor_until - :'released_1' AS floor_until_after_release
   FROM snowid_registry_claim(1, false, 3, 'layout A', 'c444', 'host444', 5432,
-							 444, 's4', NULL, false, 600000, 5000, NULL) c;
+							 444, 's4', rpad('s4', 32, '#'), NULL, false, 600000,
+							 5000, 1000, NULL) c;
 
 -- A lease that ran out: the holder of node 2 reports ID 300, then its
 -- lease is moved into the past.
@@ -85,9 +88,10 @@ UPDATE snowid_registry_node
 SELECT * FROM pg_temp.nodes();
 SELECT lease_until AS expired_2 FROM snowid_registry_node WHERE node_id = 2 \gset
 SELECT c.result, c.node_id, c.detail, c.floor_id,
-	   c.floor_until = :'expired_2' AS floor_until_is_lease_end
+	   c.floor_until - :'expired_2' AS floor_until_after_lease_end
   FROM snowid_registry_claim(2, false, 3, 'layout A', 'c555', 'host555', 5432,
-							 555, 's5', NULL, false, 600000, 5000, 250) c;
+							 555, 's5', rpad('s5', 32, '#'), NULL, false, 600000,
+							 5000, 1000, 250) c;
 -- The new holder's row: its own start, the old holder's bound kept.
 SELECT * FROM pg_temp.nodes();
 -- A lease that ran out but was not taken is renewed by its own start.
@@ -133,11 +137,11 @@ DECLARE
 	args text;
 BEGIN
 	FOREACH args IN ARRAY ARRAY[
-		'4, false, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', NULL, false, 1000, 5000, NULL',
-		'-1, true, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', NULL, false, 1000, 5000, NULL',
-		'0, false, -1, ''layout A'', NULL, NULL, NULL, 1, ''s'', NULL, false, 1000, 5000, NULL',
-		'0, false, 3, ''layout A'', NULL, NULL, NULL, 1, NULL, NULL, false, 1000, 5000, NULL',
-		'0, false, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', NULL, false, 0, 5000, NULL']
+		'4, false, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
+		'-1, true, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
+		'0, false, -1, ''layout A'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
+		'0, false, 3, ''layout A'', NULL, NULL, NULL, 1, NULL, repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
+		'0, false, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 0, 5000, 0, NULL']
 	LOOP
 		BEGIN
 			EXECUTE 'SELECT snowid_registry_claim(' || args || ')';
@@ -156,21 +160,24 @@ CREATE ROLE regress_registry_other;
 CREATE ROLE regress_registry_monitor IN ROLE pg_monitor;
 GRANT EXECUTE ON FUNCTION
 	snowid_registry_claim(integer, boolean, integer, text, text, text, integer,
-						  numeric, text, text, boolean, bigint, bigint, bigint),
-	snowid_registry_release(integer, text, bigint)
+						  numeric, text, text, text, boolean, bigint, bigint,
+						  bigint, bigint),
+	snowid_registry_release(integer, text, text, bigint)
 	TO regress_registry_member;
 SET ROLE regress_registry_other;
 SELECT * FROM snowid_registry_claim(NULL, true, 3, 'layout A', NULL, NULL,
-									NULL, 888, 's8', NULL, false, 1000, 5000, NULL);
-SELECT snowid_registry_release(3, 's6', NULL);
+									NULL, 888, 's8', rpad('s8', 32, '#'), NULL, false,
+									10000, 5000, 1000, NULL);
+SELECT snowid_registry_release(3, 's6', rpad('s6', 32, '#'), NULL);
 SELECT count(*) FROM snowid_registry_nodes;
 UPDATE snowid_registry_node SET lease_until = now();
 RESET ROLE;
 SET ROLE regress_registry_member;
-SELECT snowid_registry_release(3, 's6', NULL) AS released;
+SELECT snowid_registry_release(3, 's6', rpad('s6', 32, '#'), NULL) AS released;
 SELECT result, node_id, floor_id
   FROM snowid_registry_claim(NULL, true, 3, 'layout A', NULL, 'host888', 5432,
-							 888, 's8', NULL, false, 1000, 5000, NULL);
+							 888, 's8', rpad('s8', 32, '#'), NULL, false, 10000,
+							 5000, 1000, NULL);
 SELECT count(*) FROM snowid_registry_node;
 RESET ROLE;
 SET ROLE regress_registry_monitor;
@@ -181,8 +188,9 @@ SELECT holder FROM snowid_registry_nodes WHERE node_id = 3;
 RESET ROLE;
 REVOKE EXECUTE ON FUNCTION
 	snowid_registry_claim(integer, boolean, integer, text, text, text, integer,
-						  numeric, text, text, boolean, bigint, bigint, bigint),
-	snowid_registry_release(integer, text, bigint)
+						  numeric, text, text, text, boolean, bigint, bigint,
+						  bigint, bigint),
+	snowid_registry_release(integer, text, text, bigint)
 	FROM regress_registry_member;
 DROP ROLE regress_registry_member, regress_registry_other, regress_registry_monitor;
 

@@ -344,17 +344,20 @@ SELECT result, node_id, detail IS NOT NULL AS detail
 			   (1, 's1b', 111, 's1', false, false, 'layout A'),
 			   (1, 's1c', 111, NULL, false, false, 'layout A')) AS a(node, start, sysid, pred, promoted, auto, layout)
  CROSS JOIN LATERAL snowid_registry_claim(a.node, a.auto, 3, a.layout, 'c', 'h',
-										  5432, a.sysid, a.start, a.pred,
-										  a.promoted, 600000, 5000, 7) c;
+										  5432, a.sysid, a.start,
+										  pg_catalog.rpad(a.start, 32, '#'), a.pred,
+										  a.promoted, 600000, 5000, 1000, 7) c;
 UPDATE snowid_registry_node
    SET last_seen = last_seen OPERATOR(pg_catalog.-) '1 min'::pg_catalog.interval;
 SELECT result, node_id, detail
   FROM snowid_registry_claim(1, false, 3, 'layout A', 'c', 'h', 5432, 111,
-							 's1b', 's1', false, 600000, 5000, 8);
-SELECT snowid_registry_release(1, 's1b', 9) AS released;
+							 's1b', pg_catalog.rpad('s1b', 32, '#'), 's1', false,
+							 600000, 5000, 1000, 8);
+SELECT snowid_registry_release(1, 's1b', pg_catalog.rpad('s1b', 32, '#'), 9) AS released;
 SELECT result, node_id, floor_id
   FROM snowid_registry_claim(1, false, 3, 'layout A', 'c', 'h', 5432, 333,
-							 's3', NULL, false, 600000, 5000, NULL);
+							 's3', pg_catalog.rpad('s3', 32, '#'), NULL, false,
+							 600000, 5000, 1000, NULL);
 UPDATE snowid_registry_node
    SET lease_until = pg_catalog.now() OPERATOR(pg_catalog.-) '1 min'::pg_catalog.interval
  WHERE node_id OPERATOR(pg_catalog.=) 0;
@@ -362,12 +365,14 @@ SELECT node_id, state FROM snowid_registry_nodes
  ORDER BY node_id USING OPERATOR(pg_catalog.<);
 SELECT result, node_id, floor_id
   FROM snowid_registry_claim(0, false, 3, 'layout A', 'c', 'h', 5432, 444,
-							 's4', NULL, true, 600000, 5000, NULL);
+							 's4', pg_catalog.rpad('s4', 32, '#'), NULL, true,
+							 600000, 5000, 1000, NULL);
 SELECT result, node_id, detail IS NOT NULL AS detail
   FROM pg_catalog.generate_series(5, 7) AS g(sysid)
  CROSS JOIN LATERAL snowid_registry_claim(1, true, 3, 'layout A', 'c', 'h', 5432,
 										  g.sysid, 's' OPERATOR(pg_catalog.||) g.sysid,
-										  NULL, false, 600000, 5000, NULL) c;
+										  pg_catalog.rpad('s' OPERATOR(pg_catalog.||) g.sysid, 32, '#'),
+										  NULL, false, 600000, 5000, 1000, NULL) c;
 SELECT node_id, holder, state FROM snowid_registry_nodes
  ORDER BY node_id USING OPERATOR(pg_catalog.<);
 TRUNCATE snowid_registry_node, snowid_registry_settings;
@@ -382,7 +387,8 @@ SELECT c.result, c.node_id
   FROM (VALUES (1, 111), (2, 222)) AS a(node, sysid)
  CROSS JOIN LATERAL snowid_registry_claim(a.node, false, 3, 'layout A', 'c', 'h',
 										  5432, a.sysid, 's' OPERATOR(pg_catalog.||) a.node,
-										  NULL, false, 600000, 5000, NULL) c;
+										  pg_catalog.rpad('s' OPERATOR(pg_catalog.||) a.node, 32, '#'),
+										  NULL, false, 600000, 5000, 1000, NULL) c;
 SELECT snowid_pool_create('sec_big'),
 	   snowid_pool_create('sec_int', 'integer', 2147483400);
 DO $$
@@ -419,15 +425,16 @@ SELECT a.i, g.result, g.first_value, g.last_value, g.values_left,
 			   (14, 'sec_int', 2, 'h', 1000)) AS a(i, pool, node, request, want)
  CROSS JOIN LATERAL snowid_pool_grant(a.pool, a.node, a.node OPERATOR(pg_catalog.*) 111,
 									  's' OPERATOR(pg_catalog.||) a.node,
+									  pg_catalog.rpad('s' OPERATOR(pg_catalog.||) a.node, 32, '#'),
 									  a.request, a.want, '{}', '{}') g
  ORDER BY a.i USING OPERATOR(pg_catalog.<);
-SELECT snowid_pool_report(1, 111, 's1', '{sec_big}', '{5001}', '{6000}') AS recorded;
+SELECT snowid_pool_report(1, 111, 's1', pg_catalog.rpad('s1', 32, '#'), '{sec_big}', '{5001}', '{6000}') AS recorded;
 SELECT result, first_value, last_value
-  FROM snowid_pool_grant('sec_big', 2, 222, 's2', 'r2', 1000, '{}', '{}');
+  FROM snowid_pool_grant('sec_big', 2, 222, 's2', pg_catalog.rpad('s2', 32, '#'), 'r2', 1000, '{}', '{}');
 SELECT result, first_value, last_value
-  FROM snowid_pool_grant('sec_big', 1, 111, 's1', 'r2', 1000, '{7001}', '{8000}');
-SELECT snowid_pool_return('sec_big', 1, 111, 's1', 8001, 8501) AS back,
-	   snowid_pool_return('sec_big', 2, 222, 's2', 6001, 6501) AS kept;
+  FROM snowid_pool_grant('sec_big', 1, 111, 's1', pg_catalog.rpad('s1', 32, '#'), 'r2', 1000, '{7001}', '{8000}');
+SELECT snowid_pool_return('sec_big', 1, 111, 's1', pg_catalog.rpad('s1', 32, '#'), 8001, 8501) AS back,
+	   snowid_pool_return('sec_big', 2, 222, 's2', pg_catalog.rpad('s2', 32, '#'), 6001, 6501) AS kept;
 SELECT snowid_pool_owner('sec_big', 1) AS owner_1,
 	   snowid_pool_owner('sec_big', 5500) AS owner_5500,
 	   snowid_pool_owner('sec_big', 8600) AS owner_8600;

@@ -59,6 +59,8 @@ typedef struct SnowidRegistryShared
 
 	/* facts of this start, fixed in the postmaster */
 	char		start_id[SNOWID_START_ID_LEN + 1];
+	char		secret[SNOWID_START_ID_LEN + 1];	/* presented on every call on
+													 * the lease; never shown */
 	char		predecessor[SNOWID_START_ID_LEN + 1];	/* "" if none */
 	bool		from_backup;	/* started from a base backup as a primary */
 	bool		started_as_standby;

@@ -42,6 +42,7 @@
 /* facts of this postmaster's start, kept across crash re-initialisation */
 static bool start_facts_known = false;
 static char start_id[SNOWID_START_ID_LEN + 1];
+static char start_secret[SNOWID_START_ID_LEN + 1];
 static bool start_from_backup;
 static bool start_as_standby;
 
@@ -159,6 +160,12 @@ snowid_learn_start_facts(void)
 				(errmsg("could not generate a random start identity for snowid")));
 	hex_encode((char *) bytes, sizeof(bytes), start_id);
 	start_id[SNOWID_START_ID_LEN] = '\0';
+	/* the secret: the registry keeps only its SHA-256 */
+	if (!pg_strong_random(bytes, sizeof(bytes)))
+		ereport(FATAL,
+				(errmsg("could not generate a random secret for snowid's node lease")));
+	hex_encode((char *) bytes, sizeof(bytes), start_secret);
+	start_secret[SNOWID_START_ID_LEN] = '\0';
 	start_as_standby = access("standby.signal", F_OK) == 0;
 	start_from_backup = !start_as_standby && access("backup_label", F_OK) == 0;
 	start_facts_known = true;
@@ -195,6 +202,7 @@ snowid_registry_shmem_startup(void)
 
 	snowid_learn_start_facts();
 	memcpy(r->start_id, start_id, sizeof(r->start_id));
+	memcpy(r->secret, start_secret, sizeof(r->secret));
 	r->from_backup = start_from_backup;
 	r->started_as_standby = start_as_standby;
 

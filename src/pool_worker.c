@@ -138,6 +138,23 @@ snowid_pool_type_oid(const char *text)
 }
 
 /*
+ * What is wrong with a pool's facts in a grant, NULL if nothing; the range
+ * itself is checked where it is taken (snowid_pool_granted: inside the
+ * pool's values, above what was handed out, overlapping nothing held).
+ */
+static const char *
+snowid_pool_grant_wrong(Oid typid, int64 maxvalue, int64 pool_start)
+{
+	int64		type_max = typid == INT4OID ? PG_INT32_MAX : PG_INT64_MAX;
+
+	if (maxvalue > type_max)
+		return "the pool's maximum lies outside its type";
+	if (pool_start > maxvalue)
+		return "the pool starts above its maximum";
+	return NULL;
+}
+
+/*
  * Ask for what one pool needs; false with *error if no answer came, and
  * *failed if the registry answered the query with an error.
  */
@@ -151,7 +168,7 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 	char		want_text[32];
 	StringInfoData firsts;
 	StringInfoData lasts;
-	const char *values[8];
+	const char *values[9];
 	char	   *sql;
 	PGresult   *res;
 	const char *result;
@@ -159,6 +176,7 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 	int64		maxvalue = 0;
 	int64		pool_start = 0;
 	const char *detail;
+	char	   *genuine;
 
 	snprintf(node_text, sizeof(node_text), "%d", node);
 	snprintf(sysid_text, sizeof(sysid_text), UINT64_FORMAT, GetSystemIdentifier());
@@ -170,27 +188,38 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 	values[1] = node_text;
 	values[2] = sysid_text;
 	values[3] = start;
-	values[4] = need->request;
-	values[5] = want_text;
-	values[6] = firsts.data;
-	values[7] = lasts.data;
+	values[4] = snowid_registry->secret;	/* fixed since the postmaster started */
+	values[5] = need->request;
+	values[6] = want_text;
+	values[7] = firsts.data;
+	values[8] = lasts.data;
+	genuine = snowid_registry_genuine("snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])");
 	sql = psprintf("SELECT g.result, g.first_value, g.last_value, g.type::pg_catalog.oid, "
-				   "g.maxvalue, g.start, g.detail "
+				   "g.maxvalue, g.start, g.detail, %s "
 				   "FROM %s.snowid_pool_grant($1::pg_catalog.text, $2::pg_catalog.int4, "
 				   "$3::pg_catalog.numeric, $4::pg_catalog.text, $5::pg_catalog.text, "
-				   "$6::pg_catalog.int8, $7::pg_catalog.int8[], $8::pg_catalog.int8[]) g",
-				   schema);
-	res = snowid_registry_exec(sql, 8, values, SNOWID_POOL_TIMEOUT_MS, error,
+				   "$6::pg_catalog.text, $7::pg_catalog.int8, $8::pg_catalog.int8[], "
+				   "$9::pg_catalog.int8[]) g",
+				   genuine, schema);
+	pfree(genuine);
+	res = snowid_registry_exec(sql, 9, values, SNOWID_POOL_TIMEOUT_MS, error,
 							   failed);
 	pfree(sql);
 	pfree(firsts.data);
 	pfree(lasts.data);
 	if (res == NULL)
 		return false;
-	if (PQntuples(res) != 1 || PQnfields(res) != 7)
+	if (PQntuples(res) != 1 || PQnfields(res) != 8)
 	{
 		PQclear(res);
 		*error = pstrdup("the registry's snowid_pool_grant() answered in an unknown form");
+		return false;
+	}
+	if (strcmp(PQgetvalue(res, 0, 7), "t") != 0)
+	{
+		PQclear(res);
+		*error = pstrdup("the registry's snowid_pool_grant() is not the function of its snowid extension (a function of that name was put in the extension's schema): nothing is taken from its answer");
+		*failed = true;
 		return false;
 	}
 	result = PQgetvalue(res, 0, 0);
@@ -208,10 +237,15 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 		int64		first = strtoi64(PQgetvalue(res, 0, 1), NULL, 10);
 		int64		last = strtoi64(PQgetvalue(res, 0, 2), NULL, 10);
 
-		if (first > last || last > maxvalue)
+		const char *wrong = snowid_pool_grant_wrong(typid, maxvalue,
+													pool_start);
+
+		if (wrong != NULL)
 		{
 			PQclear(res);
-			*error = psprintf("the registry granted pool \"%s\" an impossible range", need->name);
+			*error = psprintf("the registry granted pool \"%s\" an impossible range, " INT64_FORMAT " to " INT64_FORMAT ": %s; nothing is issued from it",
+							  need->name, first, last, wrong);
+			*failed = true;
 			return false;
 		}
 		snowid_pool_granted(idx, need->request, typid, maxvalue, pool_start,
@@ -226,6 +260,14 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 	else if (strcmp(result, "unknown") == 0)
 		snowid_pool_answered(idx, need->request, SNOWID_POOL_UNKNOWN, typid,
 							 maxvalue, pool_start, detail);
+	else if (strcmp(result, "busy") == 0)
+	{
+		PQclear(res);
+		*error = psprintf("the registry could not grant a range of pool \"%s\" now: %s",
+						  need->name, detail);
+		*failed = true;
+		return false;
+	}
 	else if (strcmp(result, "wait") != 0)
 	{
 		/* refused (the lease ended meanwhile) or an answer we do not know */
@@ -315,7 +357,7 @@ snowid_pools_serve(int node, const char *start, char **error)
 	{
 		char		node_text[16];
 		char		sysid_text[32];
-		const char *values[6];
+		const char *values[7];
 		char	   *sql;
 		PGresult   *res;
 		bool		failed = false;
@@ -325,14 +367,15 @@ snowid_pools_serve(int node, const char *start, char **error)
 		values[0] = node_text;
 		values[1] = sysid_text;
 		values[2] = start;
-		values[3] = names.data;
-		values[4] = firsts.data;
-		values[5] = lasts.data;
+		values[3] = snowid_registry->secret;
+		values[4] = names.data;
+		values[5] = firsts.data;
+		values[6] = lasts.data;
 		sql = psprintf("SELECT %s.snowid_pool_report($1::pg_catalog.int4, $2::pg_catalog.numeric, "
-					   "$3::pg_catalog.text, $4::pg_catalog.text[], $5::pg_catalog.int8[], "
-					   "$6::pg_catalog.int8[])",
+					   "$3::pg_catalog.text, $4::pg_catalog.text, $5::pg_catalog.text[], "
+					   "$6::pg_catalog.int8[], $7::pg_catalog.int8[])",
 					   snowid_registry_schema());
-		res = snowid_registry_exec(sql, 6, values, SNOWID_POOL_TIMEOUT_MS, error,
+		res = snowid_registry_exec(sql, 7, values, SNOWID_POOL_TIMEOUT_MS, error,
 								   &failed);
 		pfree(sql);
 		if (res != NULL)
@@ -384,7 +427,7 @@ snowid_pools_give_back(int node, const char *start, bool connected)
 		for (int i = 0; i < ntails; i++)
 		{
 			char		first_text[32];
-			const char *values[6];
+			const char *values[7];
 			char	   *sql;
 			char	   *error = NULL;
 			PGresult   *res;
@@ -402,13 +445,14 @@ snowid_pools_give_back(int node, const char *start, bool connected)
 			values[1] = node_text;
 			values[2] = sysid_text;
 			values[3] = start;
-			values[4] = first_text;
+			values[4] = snowid_registry->secret;
 			values[5] = first_text;
+			values[6] = first_text;
 			sql = psprintf("SELECT %s.snowid_pool_return($1::pg_catalog.text, $2::pg_catalog.int4, "
-						   "$3::pg_catalog.numeric, $4::pg_catalog.text, $5::pg_catalog.int8, "
-						   "$6::pg_catalog.int8)",
+						   "$3::pg_catalog.numeric, $4::pg_catalog.text, $5::pg_catalog.text, "
+						   "$6::pg_catalog.int8, $7::pg_catalog.int8)",
 						   snowid_registry_schema());
-			res = snowid_registry_exec(sql, 6, values, SNOWID_POOL_RETURN_TIMEOUT_MS,
+			res = snowid_registry_exec(sql, 7, values, SNOWID_POOL_RETURN_TIMEOUT_MS,
 									   &error, NULL);
 			pfree(sql);
 			if (res == NULL)

@@ -27,7 +27,10 @@
 
 static PGconn *conn = NULL;
 static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
+static Oid	conn_extension = InvalidOid;	/* the registry's snowid extension */
 static SnowidRegistryWait conn_wait = NULL;	/* the worker's wait */
+
+static bool snowid_registry_version_ok(const char *version);
 
 void
 snowid_registry_disconnect(void)
@@ -38,6 +41,7 @@ snowid_registry_disconnect(void)
 	if (conn_schema != NULL)
 		pfree(conn_schema);
 	conn_schema = NULL;
+	conn_extension = InvalidOid;
 }
 
 /* The worker's wait, which every wait on the connection goes through. */
@@ -236,9 +240,19 @@ snowid_registry_connect(const char *conninfo, char **error)
 		return false;
 	}
 
+	/*
+	 * No wait of the registry's for a lock lasts long: a session that keeps
+	 * a transaction open must not hold this worker (its own timeout ends
+	 * the query on this side, these end it on the registry's).
+	 */
 	res = snowid_registry_exec("SELECT pg_catalog.set_config('search_path', 'pg_catalog', false), "
 							   "pg_catalog.quote_ident(n.nspname), "
-							   "(SELECT s.system_identifier FROM pg_catalog.pg_control_system() s) "
+							   "(SELECT s.system_identifier FROM pg_catalog.pg_control_system() s), "
+							   "e.extversion, e.oid, "
+							   "pg_catalog.set_config('lock_timeout', '5s', false), "
+							   "pg_catalog.set_config('statement_timeout', '9s', false), "
+							   "pg_catalog.set_config('idle_in_transaction_session_timeout', '10s', false), "
+							   "pg_catalog.set_config('default_transaction_isolation', 'read committed', false) "
 							   "FROM pg_catalog.pg_extension e "
 							   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
 							   "WHERE e.extname OPERATOR(pg_catalog.=) 'snowid'",
@@ -264,9 +278,66 @@ snowid_registry_connect(const char *conninfo, char **error)
 		snowid_registry_disconnect();
 		return false;
 	}
+	if (!snowid_registry_version_ok(PQgetvalue(res, 0, 3)))
+	{
+		*error = psprintf("the registry runs snowid %s, and this server needs %s or later there (run ALTER EXTENSION snowid UPDATE in the registry database)",
+						  PQgetvalue(res, 0, 3), SNOWID_REGISTRY_MIN_VERSION);
+		PQclear(res);
+		snowid_registry_disconnect();
+		return false;
+	}
 	conn_schema = pstrdup(PQgetvalue(res, 0, 1));
+	conn_extension = (Oid) strtoul(PQgetvalue(res, 0, 4), NULL, 10);
 	PQclear(res);
 	return true;
+}
+
+/* Is the registry's snowid version (major.minor) at least the one needed? */
+static bool
+snowid_registry_version_ok(const char *version)
+{
+	int			major = 0;
+	int			minor = 0;
+	int			need_major = 0;
+	int			need_minor = 0;
+
+	if (sscanf(version, "%d.%d", &major, &minor) != 2 ||
+		sscanf(SNOWID_REGISTRY_MIN_VERSION, "%d.%d", &need_major, &need_minor) != 2)
+		return false;
+	return major > need_major || (major == need_major && minor >= need_minor);
+}
+
+/*
+ * An SQL expression, true when the function of this signature, looked up
+ * by name in the registry's snowid schema in the same statement, is a
+ * member of the registry's snowid extension: so that an answer comes from
+ * the extension's own function and not from one planted by whoever may
+ * create or rename schemas in the registry database (its owner).
+ */
+char *
+snowid_registry_genuine(const char *signature)
+{
+	StringInfoData name;
+	char	   *sql;
+
+	/* the qualified signature as a string literal */
+	initStringInfo(&name);
+	for (const char *p = conn_schema; *p; p++)
+	{
+		if (*p == '\'')
+			appendStringInfoChar(&name, '\'');
+		appendStringInfoChar(&name, *p);
+	}
+	appendStringInfo(&name, ".%s", signature);
+	sql = psprintf("EXISTS (SELECT FROM pg_catalog.pg_depend d "
+				   "WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass "
+				   "AND d.objid OPERATOR(pg_catalog.=) '%s'::pg_catalog.regprocedure "
+				   "AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass "
+				   "AND d.refobjid OPERATOR(pg_catalog.=) '%u'::pg_catalog.oid "
+				   "AND d.deptype OPERATOR(pg_catalog.=) 'e')",
+				   name.data, conn_extension);
+	pfree(name.data);
+	return sql;
 }
 
 /*

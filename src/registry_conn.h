@@ -21,6 +21,9 @@
 
 #define SNOWID_REGISTRY_TIMEOUT_MS 10000	/* one connect or one query */
 
+/* the oldest snowid a registry may run: the calls take the start's secret */
+#define SNOWID_REGISTRY_MIN_VERSION "1.5"
+
 /*
  * Wait for events on the socket (PGINVALID_SOCKET: none) until "until";
  * true when the socket is ready, false on timeout or when the worker has
@@ -39,6 +42,7 @@ extern void snowid_registry_disconnect(void);
 
 /* The quoted schema of snowid in the registry; NULL while not connected. */
 extern const char *snowid_registry_schema(void);
+extern char *snowid_registry_genuine(const char *signature);
 
 /*
  * One query: its rows (PGRES_TUPLES_OK), or NULL with *error; *failed

@@ -266,16 +266,60 @@ snowid_publish_unreachable(const char *error)
 	snowid_check_deadline();
 }
 
-/* The registry's answer to a claim sent at sent_at. */
+/*
+ * What is wrong with the registry's answer to a claim of node asked (-1:
+ * none named) with a lease of lease_ms, NULL if nothing: it must come from
+ * the extension's own function, and a node granted must be the one asked
+ * for (unless assigned), inside the layout, under a lease no longer than
+ * asked.  A wrong answer is a conflict: nothing is issued under it.
+ */
+static char *
+snowid_claim_answer_wrong(PGresult *res, int asked, bool auto_node,
+						  int64 lease_ms, int64 max_node)
+{
+	int64		node;
+	int64		granted_ms;
+
+	if (strcmp(PQgetvalue(res, 0, 7), "t") != 0)
+		return pstrdup("the registry's snowid_registry_claim() is not the function of its snowid extension (a function of that name was put in the extension's schema): nothing is issued under its answer");
+	if (strcmp(PQgetvalue(res, 0, 0), "ok") != 0)
+		return NULL;
+	if (PQgetisnull(res, 0, 1) || PQgetisnull(res, 0, 2))
+		return pstrdup("the registry granted a lease without a node or a length");
+	node = strtoi64(PQgetvalue(res, 0, 1), NULL, 10);
+	granted_ms = strtoi64(PQgetvalue(res, 0, 2), NULL, 10);
+	if (node < 0 || node > max_node)
+		return psprintf("the registry granted node " INT64_FORMAT ", outside this server's layout (node IDs 0 to " INT64_FORMAT ")",
+						node, max_node);
+	if (!auto_node && asked >= 0 && node != asked)
+		return psprintf("the registry granted node " INT64_FORMAT " to a claim of node %d (snowid.node_id)",
+						node, asked);
+	if (granted_ms <= 0 || granted_ms > lease_ms)
+		return psprintf("the registry granted a lease of " INT64_FORMAT " ms to a claim of " INT64_FORMAT " ms",
+						granted_ms, lease_ms);
+	return NULL;
+}
+
+/*
+ * The registry's answer to a claim sent at sent_at; wrong: what is wrong
+ * with it (snowid_claim_answer_wrong), NULL if nothing.
+ */
 static void
-snowid_publish_answer(PGresult *res, TimestampTz sent_at)
+snowid_publish_answer(PGresult *res, TimestampTz sent_at, const char *wrong)
 {
 	SnowidRegistryShared *r = snowid_registry;
-	const char *result = PQgetvalue(res, 0, 0);
+	const char *result = wrong != NULL ? "wrong" : PQgetvalue(res, 0, 0);
 	TimestampTz now = GetCurrentTimestamp();
-	int			node = PQgetisnull(res, 0, 1) ? -1 : atoi(PQgetvalue(res, 0, 1));
-	const char *holder = PQgetisnull(res, 0, 3) ? "" : PQgetvalue(res, 0, 3);
-	const char *detail = PQgetisnull(res, 0, 4) ? "" : PQgetvalue(res, 0, 4);
+	int			node = wrong != NULL || PQgetisnull(res, 0, 1) ? -1 :
+		atoi(PQgetvalue(res, 0, 1));
+	const char *holder = wrong != NULL || PQgetisnull(res, 0, 3) ? "" :
+		PQgetvalue(res, 0, 3);
+	const char *detail = wrong != NULL ? wrong :
+		PQgetisnull(res, 0, 4) ? "" : PQgetvalue(res, 0, 4);
+
+	if (wrong != NULL)
+		ereport(LOG,
+				(errmsg("snowid refuses the registry's answer: %s", wrong)));
 
 	if (strcmp(result, "ok") == 0 && node >= 0)
 	{
@@ -405,17 +449,20 @@ snowid_claim(char **error)
 	char		sysid_text[32];
 	char		lease_text[32];
 	char		takeover_text[16];
+	char		max_lead_text[16];
 	char		last_text[32];
 	char		host[256];
 	char		predecessor[SNOWID_START_ID_LEN + 1];
 	char		start[SNOWID_START_ID_LEN + 1];
-	const char *values[14];
+	char		secret[SNOWID_START_ID_LEN + 1];
+	const char *values[16];
 	int			node;
 	bool		auto_node;
 	bool		promoted;
 	int64		last;
 	uint64		bound;
 	char	   *sql;
+	char	   *genuine;
 	PGresult   *res;
 	TimestampTz sent_at;
 
@@ -425,6 +472,7 @@ snowid_claim(char **error)
 	promoted = r->started_as_standby;
 	memcpy(predecessor, r->predecessor, sizeof(predecessor));
 	memcpy(start, r->start_id, sizeof(start));
+	memcpy(secret, r->secret, sizeof(secret));
 	SpinLockRelease(&r->mutex);
 
 	if (gethostname(host, sizeof(host)) != 0)
@@ -439,6 +487,7 @@ snowid_claim(char **error)
 			 (int64) snowid_lease_s * 1000);
 	snprintf(takeover_text, sizeof(takeover_text), "%d",
 			 SNOWID_REGISTRY_TAKEOVER_MS);
+	snprintf(max_lead_text, sizeof(max_lead_text), "%d", snowid_max_lead_ms);
 	bound = snowid_highwater_issued_bound(snowid_shared, &last);
 	snprintf(last_text, sizeof(last_text), UINT64_FORMAT, bound);
 
@@ -451,33 +500,42 @@ snowid_claim(char **error)
 	values[6] = port_text;
 	values[7] = sysid_text;
 	values[8] = start;
-	values[9] = predecessor[0] ? predecessor : NULL;
-	values[10] = promoted ? "true" : "false";
-	values[11] = lease_text;
-	values[12] = takeover_text;
-	values[13] = bound > 0 ? last_text : NULL;
+	values[9] = secret;
+	values[10] = predecessor[0] ? predecessor : NULL;
+	values[11] = promoted ? "true" : "false";
+	values[12] = lease_text;
+	values[13] = takeover_text;
+	values[14] = max_lead_text;
+	values[15] = bound > 0 ? last_text : NULL;
 
+	genuine = snowid_registry_genuine("snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint)");
 	sql = psprintf("SELECT c.result, c.node_id, c.lease_ms, c.holder, c.detail, c.floor_id, "
-				   "(pg_catalog.date_part('epoch', c.floor_until) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8 "
+				   "(pg_catalog.date_part('epoch', c.floor_until) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8, "
+				   "%s "
 				   "FROM %s.snowid_registry_claim($1::pg_catalog.int4, $2::pg_catalog.bool, "
 				   "$3::pg_catalog.int4, $4::pg_catalog.text, $5::pg_catalog.text, "
 				   "$6::pg_catalog.text, $7::pg_catalog.int4, $8::pg_catalog.numeric, "
-				   "$9::pg_catalog.text, $10::pg_catalog.text, $11::pg_catalog.bool, "
-				   "$12::pg_catalog.int8, $13::pg_catalog.int8, $14::pg_catalog.int8) c",
-				   snowid_registry_schema());
+				   "$9::pg_catalog.text, $10::pg_catalog.text, $11::pg_catalog.text, "
+				   "$12::pg_catalog.bool, $13::pg_catalog.int8, $14::pg_catalog.int8, "
+				   "$15::pg_catalog.int8, $16::pg_catalog.int8) c",
+				   genuine, snowid_registry_schema());
+	pfree(genuine);
 	sent_at = GetCurrentTimestamp();
-	res = snowid_registry_exec(sql, 14, values, SNOWID_REGISTRY_TIMEOUT_MS,
+	res = snowid_registry_exec(sql, 16, values, SNOWID_REGISTRY_TIMEOUT_MS,
 							   error, NULL);
 	pfree(sql);
 	if (res == NULL)
 		return false;
-	if (PQntuples(res) != 1 || PQnfields(res) != 7)
+	if (PQntuples(res) != 1 || PQnfields(res) != 8)
 	{
 		PQclear(res);
 		*error = pstrdup("the registry's snowid_registry_claim() answered in an unknown form");
 		return false;
 	}
-	snowid_publish_answer(res, sent_at);
+	snowid_publish_answer(res, sent_at,
+						  snowid_claim_answer_wrong(res, node, auto_node,
+													(int64) snowid_lease_s * 1000,
+													snowid_max_node(layout)));
 	PQclear(res);
 	return true;
 }
@@ -492,7 +550,7 @@ snowid_release(void)
 	char		node_text[16];
 	char		last_text[32];
 	char		start[SNOWID_START_ID_LEN + 1];
-	const char *values[3];
+	const char *values[4];
 	int64		last;
 	uint64		bound;
 	int			node;
@@ -520,8 +578,10 @@ snowid_release(void)
 	snprintf(last_text, sizeof(last_text), UINT64_FORMAT, bound);
 	values[0] = node_text;
 	values[1] = start;
-	values[2] = bound > 0 ? last_text : NULL;
-	sql = psprintf("SELECT %s.snowid_registry_release($1::pg_catalog.int4, $2::pg_catalog.text, $3::pg_catalog.int8)",
+	values[2] = r->secret;		/* fixed since the postmaster started */
+	values[3] = bound > 0 ? last_text : NULL;
+	sql = psprintf("SELECT %s.snowid_registry_release($1::pg_catalog.int4, $2::pg_catalog.text, "
+				   "$3::pg_catalog.text, $4::pg_catalog.int8)",
 				   snowid_registry_schema());
 	/*
 	 * Let the waits run although SIGTERM came: clearing got_sigterm would
@@ -535,7 +595,7 @@ snowid_release(void)
 	{
 		/* the pools' unused tails first: the registry checks the lease */
 		snowid_pools_give_back(node, start, true);
-		res = snowid_registry_exec(sql, 3, values, SNOWID_RELEASE_TIMEOUT_MS,
+		res = snowid_registry_exec(sql, 4, values, SNOWID_RELEASE_TIMEOUT_MS,
 								   &error, NULL);
 	}
 	else

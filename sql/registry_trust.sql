@@ -1,0 +1,176 @@
+--
+-- The registry trusts no caller (1.5): leases belong to the login role that
+-- took them (session_user; SET SESSION AUTHORIZATION stands in for a
+-- member's own login here) and to the secret of the start that took them;
+-- the registry, not the caller, sets the lease, the takeover delay, the
+-- nodes per role and the size of a grant.  Made-up members as in the
+-- registry test: system identifiers 111, 222, ..., starts s1, s2, ...,
+-- each start's secret its name padded with '#'.
+--
+\pset null '(null)'
+CREATE ROLE regress_trust_members;
+CREATE ROLE regress_trust_m1 IN ROLE regress_trust_members;
+CREATE ROLE regress_trust_m2 IN ROLE regress_trust_members;
+GRANT EXECUTE ON FUNCTION
+	snowid_registry_claim(integer, boolean, integer, text, text, text, integer,
+						  numeric, text, text, text, boolean, bigint, bigint,
+						  bigint, bigint),
+	snowid_registry_release(integer, text, text, bigint),
+	snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]),
+	snowid_pool_report(integer, numeric, text, text, text[], bigint[], bigint[]),
+	snowid_pool_return(text, integer, numeric, text, text, bigint, bigint)
+	TO regress_trust_members;
+
+-- A claim as the calling role: the secret is the start's unless given.
+CREATE FUNCTION pg_temp.claim(p_node integer, p_sysid numeric, p_start text,
+							  p_secret text DEFAULT NULL,
+							  p_pred text DEFAULT NULL,
+							  p_promoted boolean DEFAULT false,
+							  p_lease bigint DEFAULT 600000,
+							  p_takeover bigint DEFAULT 5000,
+							  p_max_lead bigint DEFAULT 1000,
+							  p_auto boolean DEFAULT false)
+RETURNS TABLE (result text, node integer, lease_ms bigint, detail text)
+LANGUAGE sql AS $$
+SELECT c.result, c.node_id, c.lease_ms,
+	   regexp_replace(c.detail, 'last seen [0-9.]+ s ago, lease until [^;]*',
+					  'last seen (...) s ago, lease until (...)')
+  FROM snowid_registry_claim(p_node, p_auto, 3, 'layout T', 'c' || p_sysid,
+							 'host' || p_sysid, 5432, p_sysid, p_start,
+							 coalesce(p_secret, rpad(p_start, 32, '#')), p_pred,
+							 p_promoted, p_lease, p_takeover, p_max_lead, NULL) c
+$$;
+CREATE FUNCTION pg_temp.nodes()
+RETURNS TABLE (node_id integer, state text, start_id text, holder_role name,
+			   max_lead_ms bigint)
+LANGUAGE sql AS $$
+SELECT node_id, state, start_id, holder_role, max_lead_ms
+  FROM snowid_registry_nodes ORDER BY node_id
+$$;
+GRANT EXECUTE ON FUNCTION pg_temp.claim(integer, numeric, text, text, text, boolean, bigint, bigint, bigint, boolean)
+	TO regress_trust_members;
+
+-- Member 1 (role m1) takes node 1; member 2 (role m2) node 2.
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT * FROM pg_temp.claim(1, 111, 's1');
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT * FROM pg_temp.claim(2, 222, 's2');
+RESET SESSION AUTHORIZATION;
+SELECT * FROM pg_temp.nodes();
+
+-- Role m2, which knows member 1's system identifier and start, cannot take
+-- node 1 or act for it: not as its promoted standby asking for no takeover
+-- delay, not naming its start (without its secret, or with it: the role is
+-- not the holder's), not by releasing it.
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT * FROM pg_temp.claim(1, 111, 's1x', p_pred => 's1', p_promoted => true,
+							p_takeover => 0);
+SELECT * FROM pg_temp.claim(1, 111, 's1', p_secret => repeat('x', 32));
+SELECT * FROM pg_temp.claim(1, 111, 's1');
+SELECT snowid_registry_release(1, 's1', rpad('s1', 32, '#'), 99) AS released;
+RESET SESSION AUTHORIZATION;
+SELECT * FROM pg_temp.nodes();
+
+-- Its own role, another start of the same server (a restart or a promoted
+-- standby): the registry's takeover delay (5 s), not the caller's 0.
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT result, node FROM pg_temp.claim(1, 111, 's1b', p_pred => 's1', p_takeover => 0);
+RESET SESSION AUTHORIZATION;
+UPDATE snowid_registry_node SET last_seen = now() - interval '10 s' WHERE node_id = 1;
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT result, node, detail FROM pg_temp.claim(1, 111, 's1b', p_pred => 's1', p_takeover => 0);
+-- the old start, with its secret, no longer renews or releases
+SELECT result, node FROM pg_temp.claim(1, 111, 's1');
+SELECT snowid_registry_release(1, 's1', rpad('s1', 32, '#'), 99) AS released;
+RESET SESSION AUTHORIZATION;
+
+-- A lease of 40 years is granted for the registry's longest, 7 days; a
+-- lease shorter than the member's max_lead plus the margin is refused.
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT result, node, lease_ms, lease_ms = 7 * 86400000 AS seven_days
+  FROM pg_temp.claim(2, 222, 's2', p_lease => 40 * 365 * 86400000::bigint);
+SELECT result, node, lease_ms, detail
+  FROM pg_temp.claim(3, 222, 's2c', p_lease => 2000, p_max_lead => 5000);
+RESET SESSION AUTHORIZATION;
+
+-- Nodes per role: with a limit of 2, role m2 gets a second node, not a third.
+UPDATE snowid_registry_settings SET max_nodes_per_role = 2;
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT result, node FROM pg_temp.claim(NULL, 223, 's2d', p_auto => true);
+SELECT result, node, detail FROM pg_temp.claim(NULL, 224, 's2e', p_auto => true);
+RESET SESSION AUTHORIZATION;
+UPDATE snowid_registry_settings SET max_nodes_per_role = 64;
+
+-- max_lead travels with the lease: the next holder of a released node
+-- stays above the release time plus the old holder's max_lead.
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT result FROM pg_temp.claim(0, 223, 's2d', p_max_lead => 4000);
+SELECT snowid_registry_release(0, 's2d', rpad('s2d', 32, '#'), 500) AS released;
+RESET SESSION AUTHORIZATION;
+SELECT released_at AS released_0 FROM snowid_registry_node WHERE node_id = 0 \gset
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT c.result, c.node_id, c.floor_id, c.floor_until - :'released_0' AS above_release_by
+  FROM snowid_registry_claim(0, false, 3, 'layout T', 'c', 'h', 5432, 112, 's1z',
+							 rpad('s1z', 32, '#'), NULL, false, 600000, 5000, 1000,
+							 NULL) c;
+RESET SESSION AUTHORIZATION;
+SELECT * FROM pg_temp.nodes();
+
+-- A lease of 1.4 (no role, no secret) is bound to its start's role and
+-- secret at the start's first renewal; then no other role renews it.
+UPDATE snowid_registry_node SET holder_role = NULL, secret_hash = NULL
+ WHERE node_id = 2;
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT result, node FROM pg_temp.claim(2, 222, 's2');
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT result, node FROM pg_temp.claim(2, 222, 's2');
+RESET SESSION AUTHORIZATION;
+SELECT node_id, holder_role FROM snowid_registry_node WHERE node_id = 2;
+
+-- Pools: only the holder (role, start, secret) is granted, reports or
+-- gives back; a grant takes at most max_grant_share of what is left (1 %,
+-- at least 1,024); a report larger than any grant is not recorded.
+SELECT snowid_pool_create('trust', 'integer');
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT result, first_value, last_value, last_value - first_value + 1 AS n
+  FROM snowid_pool_grant('trust', 1, 111, 's1b', rpad('s1b', 32, '#'), 'r1',
+						 1000000000, '{}', '{}');
+SELECT result, detail
+  FROM snowid_pool_grant('trust', 2, 222, 's2', rpad('s2', 32, '#'), 'r1', 10,
+						 '{}', '{}');
+SELECT snowid_pool_report(2, 222, 's2', rpad('s2', 32, '#'), '{trust}',
+						  '{30000000}', '{30000999}') AS recorded_for_another;
+SELECT snowid_pool_return('trust', 2, 222, 's2', rpad('s2', 32, '#'), 1, 1) AS returned_for_another;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT snowid_pool_report(2, 222, 's2', rpad('s2', 32, '#'), '{trust}',
+						  '{100000000}', '{2147483647}') AS recorded_whole_pool;
+SELECT snowid_pool_report(2, 222, 's2', rpad('s2', 32, '#'), '{trust}',
+						  '{30000000}', '{30000999}') AS recorded_lost_grant;
+SELECT snowid_pool_return('trust', 1, 111, 's1b', rpad('s1b', 32, '#'), 1, 1) AS returned_for_another;
+RESET SESSION AUTHORIZATION;
+SELECT name, next_value, values_left FROM snowid_pools;
+SELECT pool, node_id, first_value, last_value, reported FROM snowid_pool_ranges
+ ORDER BY first_value;
+
+-- A claim inside a transaction that is not read committed is refused: it
+-- would decide on leases as an old snapshot saw them.
+SET SESSION AUTHORIZATION regress_trust_m1;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT result FROM pg_temp.claim(1, 111, 's1b');
+ROLLBACK;
+RESET SESSION AUTHORIZATION;
+
+REVOKE EXECUTE ON FUNCTION
+	snowid_registry_claim(integer, boolean, integer, text, text, text, integer,
+						  numeric, text, text, text, boolean, bigint, bigint,
+						  bigint, bigint),
+	snowid_registry_release(integer, text, text, bigint),
+	snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]),
+	snowid_pool_report(integer, numeric, text, text, text[], bigint[], bigint[]),
+	snowid_pool_return(text, integer, numeric, text, text, bigint, bigint)
+	FROM regress_trust_members;
+DROP FUNCTION pg_temp.claim(integer, numeric, text, text, text, boolean, bigint, bigint, bigint, boolean);
+DROP ROLE regress_trust_m1, regress_trust_m2, regress_trust_members;
+TRUNCATE snowid_pool_range, snowid_pool, snowid_registry_node,
+		 snowid_registry_settings;
