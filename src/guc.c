@@ -23,7 +23,10 @@
  * which the assign hook makes snowid_registry_conninfo, and puts the masked
  * string (conninfo.c) in the parameter's own value, so that SHOW,
  * current_setting() and every column of pg_settings (reset_val too, which
- * a show hook would not cover) show no password, to anyone.
+ * a show hook would not cover) show no password, to anyone.  Where
+ * children re-read the values from a file the postmaster writes
+ * (EXEC_BACKEND, on Windows) the value must stay as written, and only the
+ * show hook masks it.
  *
  * A server that does not preload snowid never defines these parameters;
  * values set in postgresql.conf remain visible as placeholders, and
@@ -186,6 +189,7 @@ snowid_registry_check(char **newval, void **extra, GucSource source)
 		return false;
 	memcpy(written, text, len);
 	masked = snowid_conninfo_mask(text);
+#ifndef EXEC_BACKEND
 	if (*newval != NULL && strcmp(masked, *newval) != 0)
 	{
 		char	   *shown = snowid_guc_strdup(masked);
@@ -199,6 +203,7 @@ snowid_registry_check(char **newval, void **extra, GucSource source)
 		snowid_guc_free(*newval);
 		*newval = shown;
 	}
+#endif
 	pfree(masked);
 	*extra = written;
 	return true;
@@ -208,6 +213,13 @@ static void
 snowid_registry_assign(const char *newval, void *extra)
 {
 	snowid_registry_conninfo = (char *) extra;
+}
+
+static const char *
+snowid_registry_show(void)
+{
+	return snowid_conninfo_mask(snowid_registry_shown != NULL ?
+								snowid_registry_shown : "");
 }
 
 /*
@@ -425,7 +437,7 @@ snowid_guc_init(void)
 							   "",
 							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
 							   snowid_registry_check, snowid_registry_assign,
-							   NULL);
+							   snowid_registry_show);
 	DefineCustomIntVariable("snowid.lease",
 							"How long a node lease from the registry lasts.",
 							"Also how long this server keeps issuing IDs while the registry cannot be reached.",

@@ -249,6 +249,37 @@ no_secret(slurp_file($c->logfile), 'C\'s server log');
 like(slurp_file($c->logfile), qr/\Q$masked{member_c}\E/,
 	'C\'s server log quotes the URI with the password masked');
 
+# Other spellings of a secret, by reload on C (which never connects): SHOW
+# masks each, pg_settings.reset_val too.  (PostgreSQL logs each of these
+# reloads with the line as written: C's log was checked above.)
+my @forms = (
+	[ 'host=/nonexistent-1 password=pw-one dbname=d',
+	  'host=/nonexistent-1 password=******** dbname=d', 'pw-one' ],
+	[ "host=/nonexistent-2 password = 'pw two' dbname=d",
+	  'host=/nonexistent-2 password = ******** dbname=d', 'pw two' ],
+	[ 'postgresql://u@%2Fnonexistent-3/d?sslmode=disable&password=pw-three',
+	  'postgresql://u@%2Fnonexistent-3/d?sslmode=disable&password=********', 'pw-three' ],
+	[ 'postgresql://u:pw%40four@%2Fnonexistent-4/d',
+	  'postgresql://u:********@%2Fnonexistent-4/d', 'pw%40four' ],
+	[ 'postgres://u:pw-five@%2Fnonexistent-5/d',
+	  'postgres://u:********@%2Fnonexistent-5/d', 'pw-five' ],
+	[ 'host=/nonexistent-6 sslpassword=pw-six',
+	  'host=/nonexistent-6 sslpassword=********', 'pw-six' ],
+	[ 'host=/nonexistent-7 password pw-seven',
+	  'host=/nonexistent-7 ********', 'pw-seven' ],);
+for my $f (@forms)
+{
+	my ($written, $shown, $secret) = @$f;
+	$c->append_conf('postgresql.conf', 'snowid.registry = ' . conf_quote($written) . "\n");
+	$c->reload;
+	ok($c->poll_query_until('postgres', 'SHOW snowid.registry', $shown),
+		"SHOW masks: $written");
+	my $row = $c->safe_psql('postgres',
+		"SELECT row_to_json(s) FROM pg_settings s WHERE name = 'snowid.registry'");
+	ok(index($row, $secret) < 0, "pg_settings has no secret: $written")
+	  or diag $row;
+}
+
 # ==== 4. A's password changed to a wrong one by reload ====
 
 {
