@@ -21,8 +21,8 @@
 #  3. C cannot reach the registry: libpq's error quotes the URI, the status
 #     detail and C's server log have it with ******** for the password.
 #     Other spellings (unquoted, spaced, ?password=, percent-encoded,
-#     postgres://, sslpassword, a key without =), by reload: SHOW and
-#     pg_settings mask each.
+#     postgres://, sslpassword, a key without =), by reload, and one by
+#     ALTER SYSTEM: SHOW and pg_settings mask each.
 #  4. A's password changed to a wrong one by reload: the reload and the
 #     failed authentication put the password in no status, no setting and
 #     not in A's server log.
@@ -281,6 +281,17 @@ for my $f (@forms)
 	ok(index($row, $secret) < 0, "pg_settings has no secret: $written")
 	  or diag $row;
 }
+
+# ALTER SYSTEM writes the string as written (the server needs the
+# password), and SHOW masks it.
+$c->safe_psql('postgres',
+	"ALTER SYSTEM SET snowid.registry = 'host=/nonexistent-8 password=pw-eight'; SELECT pg_reload_conf()");
+ok( $c->poll_query_until('postgres', 'SHOW snowid.registry',
+		'host=/nonexistent-8 password=********'),
+	'ALTER SYSTEM: SHOW masks the password');
+like(slurp_file($c->data_dir . '/postgresql.auto.conf'),
+	qr/^snowid.registry = 'host=\/nonexistent-8 password=pw-eight'$/m,
+	'ALTER SYSTEM wrote the string as written');
 
 # ==== 4. A's password changed to a wrong one by reload ====
 
