@@ -8,6 +8,7 @@ OBJS = \
 	src/layout.o \
 	src/clock.o \
 	src/text.o \
+	src/conninfo.o \
 	src/durable.o \
 	src/guc.o \
 	src/state.o \

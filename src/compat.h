@@ -98,6 +98,31 @@ snowid_guc_extra_alloc(size_t size)
 }
 
 /*
+ * A new value a GUC check hook puts in place of *newval, and the freeing of
+ * the old one: malloc() and free() up to 15, guc_strdup() and guc_free()
+ * from 16.  NULL when out of memory.
+ */
+static inline char *
+snowid_guc_strdup(const char *text)
+{
+#if PG_VERSION_NUM >= 160000
+	return guc_strdup(LOG, text);
+#else
+	return strdup(text);
+#endif
+}
+
+static inline void
+snowid_guc_free(void *ptr)
+{
+#if PG_VERSION_NUM >= 160000
+	guc_free(ptr);
+#else
+	free(ptr);
+#endif
+}
+
+/*
  * This process's number among the PGPROCs (-1 without one): 17 replaced
  * PGPROC.pgprocno by MyProcNumber.
  */

@@ -17,8 +17,16 @@
  * ticket_prefetch (PGC_SIGHUP) is the percentage of a block after which the
  * next block is reserved.
  *
- * registry (PGC_SIGHUP, superuser only: it may hold a password) names the
- * registry database; lease (PGC_SIGHUP) is how long a node lease lasts.
+ * registry (PGC_SIGHUP) names the registry database; lease (PGC_SIGHUP) is
+ * how long a node lease lasts.  The registry's connection string may hold
+ * a password: its check hook keeps the string as written in its "extra",
+ * which the assign hook makes snowid_registry_conninfo, and puts the masked
+ * string (conninfo.c) in the parameter's own value, so that SHOW,
+ * current_setting() and every column of pg_settings (reset_val too, which
+ * a show hook would not cover) show no password, to anyone.  Where
+ * children re-read the values from a file the postmaster writes
+ * (EXEC_BACKEND, on Windows) the value must stay as written, and only the
+ * show hook masks it.
  *
  * A server that does not preload snowid never defines these parameters;
  * values set in postgresql.conf remain visible as placeholders, and
@@ -30,6 +38,7 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "conninfo.h"
 #include "guc.h"
 #include "layout.h"
 #include "miscadmin.h"
@@ -51,7 +60,7 @@ int			snowid_max_lead_ms = 1000;
 int			snowid_max_wait_ms = 1000;
 bool		snowid_gucs_defined = false;
 SnowidLayout snowid_active_layout;
-char	   *snowid_registry_conninfo = NULL;
+char	   *snowid_registry_conninfo = NULL;	/* as written: the hook's extra */
 int			snowid_lease_s = 12 * 3600;
 int			snowid_ticket_slots = 128;
 int			snowid_ticket_prefetch = 50;
@@ -62,6 +71,7 @@ static int	snowid_tick_ms = SNOWID_DEFAULT_TICK_MS;
 static int	snowid_id_bits = SNOWID_DEFAULT_ID_BITS;
 static char *snowid_epoch_text = NULL;
 static TimestampTz snowid_epoch = 0;
+static char *snowid_registry_shown = NULL;	/* masked: the GUC's value */
 
 /*
  * Parse an epoch.  Text without a time zone is read as UTC, whatever the
@@ -161,6 +171,55 @@ static void
 snowid_epoch_assign(const char *newval, void *extra)
 {
 	snowid_epoch = *(TimestampTz *) extra;
+}
+
+/*
+ * snowid.registry: the string as written goes to extra, the masked one
+ * replaces it as the parameter's value.
+ */
+static bool
+snowid_registry_check(char **newval, void **extra, GucSource source)
+{
+	const char *text = *newval != NULL ? *newval : "";
+	size_t		len = strlen(text) + 1;
+	char	   *written = (char *) snowid_guc_extra_alloc(len);
+	char	   *masked;
+
+	if (written == NULL)
+		return false;
+	memcpy(written, text, len);
+	masked = snowid_conninfo_mask(text);
+#ifndef EXEC_BACKEND
+	if (*newval != NULL && strcmp(masked, *newval) != 0)
+	{
+		char	   *shown = snowid_guc_strdup(masked);
+
+		if (shown == NULL)
+		{
+			pfree(masked);
+			snowid_guc_free(written);
+			return false;
+		}
+		snowid_guc_free(*newval);
+		*newval = shown;
+	}
+#endif
+	pfree(masked);
+	*extra = written;
+	return true;
+}
+
+static void
+snowid_registry_assign(const char *newval, void *extra)
+{
+	snowid_registry_conninfo = (char *) extra;
+}
+
+static const char *
+snowid_registry_show(void)
+{
+	return snowid_conninfo_mask(snowid_registry_shown != NULL ?
+								snowid_registry_shown : "");
 }
 
 /*
@@ -373,11 +432,12 @@ snowid_guc_init(void)
 
 	DefineCustomStringVariable("snowid.registry",
 							   "Connection string of the registry database that leases node IDs to this server.",
-							   "A libpq connection string; empty: no registry.  The background worker reconnects on reload.",
-							   &snowid_registry_conninfo,
+							   "A libpq connection string; empty: no registry.  The background worker reconnects on reload.  Shown with any password masked.",
+							   &snowid_registry_shown,
 							   "",
 							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
+							   snowid_registry_check, snowid_registry_assign,
+							   snowid_registry_show);
 	DefineCustomIntVariable("snowid.lease",
 							"How long a node lease from the registry lasts.",
 							"Also how long this server keeps issuing IDs while the registry cannot be reached.",

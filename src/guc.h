@@ -27,7 +27,8 @@ extern int	snowid_ticket_slots;
 extern int	snowid_ticket_prefetch;
 
 /* the registry */
-extern char *snowid_registry_conninfo;
+extern char *snowid_registry_conninfo;	/* as written, password and all:
+											 * for libpq only, never shown */
 extern int	snowid_lease_s;
 
 /* the defaults and limits of the layout parameters */

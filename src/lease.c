@@ -164,6 +164,39 @@ snowid_registry_read(SnowidRegistryShared *r, SnowidRegistryShared *copy)
 	SpinLockRelease(&r->mutex);
 }
 
+/* ---- what the current user may read of it ---- */
+
+/*
+ * May the current user read other members' identity (host, port, system
+ * identifier, start, cluster name), which the registry names in a
+ * conflict?  Superusers and members of pg_monitor; checked on every call.
+ */
+bool
+snowid_sees_members(void)
+{
+	return superuser() || has_privs_of_role(GetUserId(), ROLE_PG_MONITOR);
+}
+
+/*
+ * The published detail as the current user may read it, or NULL.  Why the
+ * registry cannot be reached (libpq's words, naming where it is) only for
+ * those who may read the setting (pg_read_all_settings); who holds the node
+ * in a conflict only for snowid_sees_members(), others read that another
+ * server holds it.  The server log has the whole text.
+ */
+char *
+snowid_registry_detail_for_user(const SnowidRegistryShared *copy)
+{
+	if (copy->detail[0] == '\0')
+		return NULL;
+	if (copy->unreachable_since != 0 || copy->state == SNOWID_REGISTRY_UNREACHABLE)
+		return has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS) ?
+			pstrdup(copy->detail) : NULL;
+	if (copy->holder[0] != '\0' && !snowid_sees_members())
+		return psprintf("node %d is held by another server", copy->node_id);
+	return pstrdup(copy->detail);
+}
+
 /* ---- the generator's error path ---- */
 
 const char *
@@ -226,6 +259,15 @@ snowid_gate_closed(SnowidShared *shared, const SnowidLayout *layout)
 
 	if (copy.state == SNOWID_REGISTRY_CONFLICT)
 	{
+		char	   *detail = snowid_registry_detail_for_user(&copy);
+
+		if (copy.holder[0] != '\0' && !snowid_sees_members())
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowid node %d is held by another server",
+							copy.node_id),
+					 errdetail("Only superusers and members of pg_monitor see which server holds it, in snowid_registry_status() and in the server log."),
+					 errhint("Give one of the two servers another snowid.node_id (or leave it unset to have the registry assign one), or stop the other server; this server retries every second and resumes by itself once the node is free.")));
 		if (copy.holder[0] != '\0')
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -239,7 +281,8 @@ snowid_gate_closed(SnowidShared *shared, const SnowidLayout *layout)
 				 errmsg("snowid registry refused node %d to this server",
 						copy.node_id) :
 				 errmsg("snowid registry assigned this server no node"),
-				 errdetail("%s", snowid_sentence(copy.detail)),
+				 detail != NULL ? errdetail("%s", snowid_sentence(detail)) :
+				 errdetail("Only roles with the privileges of pg_read_all_settings see why."),
 				 errhint("Make this server's snowid layout settings match the registry's, or free a node ID; this server retries every second.")));
 	}
 

@@ -92,6 +92,8 @@ extern char *snowid_layout_text(void);
 extern void snowid_registry_read(SnowidRegistryShared *r,
 								 SnowidRegistryShared *copy);
 extern const char *snowid_state_name(SnowidRegistryState state);
+extern bool snowid_sees_members(void);
+extern char *snowid_registry_detail_for_user(const SnowidRegistryShared *copy);
 
 /* lease_file.c */
 extern void snowid_registry_shmem_startup(void);

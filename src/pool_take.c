@@ -61,18 +61,23 @@ snowid_pool_gate_open(void)
 	return SNOWID_GATE_NODE(snowid_pool_gate()) >= 0;
 }
 
-/* The registry's state and why, as a sentence for messages. */
+/*
+ * The registry's state and why, as a sentence for messages, with what the
+ * current user may read of why (snowid_registry_detail_for_user).
+ */
 static char *
 snowid_pool_registry_text(void)
 {
 	SnowidRegistryShared copy;
+	char	   *detail;
 
 	if (!snowid_registry_named() || snowid_registry == NULL)
 		return pstrdup("No registry is named (snowid.registry is empty).");
 	snowid_registry_read(snowid_registry, &copy);
-	if (copy.detail[0] != '\0')
+	detail = snowid_registry_detail_for_user(&copy);
+	if (detail != NULL)
 		return psprintf("The registry is %s: %s", snowid_state_name(copy.state),
-						snowid_sentence(copy.detail));
+						snowid_sentence(detail));
 	return psprintf("The registry is %s.", snowid_state_name(copy.state));
 }
 

@@ -12,23 +12,30 @@
  * search_path pinned to pg_catalog and names the functions by the
  * extension's schema.
  *
+ * Every error text this file hands out (libpq's, and the registry's) is
+ * scrubbed of the connection string's secrets first (conninfo.c): libpq
+ * quotes a whole URI it cannot parse, password included.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "conninfo.h"
 #include "lease.h"
 #include "lib/stringinfo.h"
 #include "libpq-fe.h"
 #include "registry_conn.h"
 #include "storage/latch.h"
 #include "storage/spin.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 static PGconn *conn = NULL;
 static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
 static Oid	conn_extension = InvalidOid;	/* the registry's snowid extension */
 static SnowidRegistryWait conn_wait = NULL;	/* the worker's wait */
+static char *conn_info = NULL;	/* the string of the last connect, for scrubbing */
 
 static bool snowid_registry_version_ok(const char *version);
 
@@ -91,7 +98,17 @@ snowid_registry_describe(const char *conninfo)
 	pfree(buf.data);
 }
 
-/* The text of the connection's last error, one line. */
+/* msg (palloc'd, freed) without the secrets of the connection string. */
+static char *
+snowid_conn_scrub(char *msg)
+{
+	char	   *clean = snowid_conninfo_scrub(conn_info, msg);
+
+	pfree(msg);
+	return clean;
+}
+
+/* The text of the connection's last error, one line, without secrets. */
 static char *
 snowid_conn_error(const char *what)
 {
@@ -100,7 +117,7 @@ snowid_conn_error(const char *what)
 	for (char *p = msg; *p; p++)
 		if (*p == '\n' || *p == '\t')
 			*p = ' ';
-	return psprintf("%s: %s", what, msg);
+	return snowid_conn_scrub(psprintf("%s: %s", what, msg));
 }
 
 /*
@@ -177,7 +194,8 @@ snowid_registry_exec(const char *sql, int nparams, const char *const *values,
 		char	   *msg = last != NULL ?
 			pchomp(PQresultErrorMessage(last)) : pstrdup("no result");
 
-		*error = psprintf("the registry failed a query: %s", msg);
+		*error = snowid_conn_scrub(psprintf("the registry failed a query: %s",
+											msg));
 		if (last != NULL)
 			PQclear(last);
 		return NULL;
@@ -208,6 +226,9 @@ snowid_registry_connect(const char *conninfo, char **error)
 	char		sysid[32];
 
 	snowid_registry_disconnect();
+	if (conn_info != NULL)
+		pfree(conn_info);
+	conn_info = MemoryContextStrdup(TopMemoryContext, conninfo);
 	conn = PQconnectStartParams(keys, vals, 1);
 	if (conn == NULL || PQstatus(conn) == CONNECTION_BAD)
 	{

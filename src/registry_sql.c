@@ -5,7 +5,9 @@
  *	  and the registry worker's counts, as SQL sees them.
  *
  * Where the registry is, and libpq's words on why it cannot be reached,
- * only for those who may read the settings (pg_read_all_settings).
+ * only for those who may read the settings (pg_read_all_settings); which
+ * server holds this server's node in a conflict only for superusers and
+ * pg_monitor (snowid_registry_detail_for_user).
  *
  *-------------------------------------------------------------------------
  */
@@ -32,6 +34,7 @@ snowid_registry_status(PG_FUNCTION_ARGS)
 	Datum		values[6];
 	bool		nulls[6] = {false};
 	SnowidRegistryShared copy;
+	char	   *detail;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -52,12 +55,11 @@ snowid_registry_status(PG_FUNCTION_ARGS)
 	nulls[3] = copy.deadline == 0;
 	values[4] = TimestampTzGetDatum(copy.last_contact);
 	nulls[4] = copy.last_contact == 0;
-	if (copy.detail[0] == '\0' ||
-		(copy.state == SNOWID_REGISTRY_UNREACHABLE &&
-		 !has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS)))
+	detail = snowid_registry_detail_for_user(&copy);
+	if (detail == NULL)
 		nulls[5] = true;
 	else
-		values[5] = CStringGetTextDatum(copy.detail);
+		values[5] = CStringGetTextDatum(detail);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
