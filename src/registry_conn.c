@@ -27,6 +27,7 @@
 
 static PGconn *conn = NULL;
 static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
+static uint64 conn_sysid = 0;	/* the registry's system identifier */
 static SnowidRegistryWait conn_wait = NULL;	/* the worker's wait */
 
 void
@@ -38,6 +39,7 @@ snowid_registry_disconnect(void)
 	if (conn_schema != NULL)
 		pfree(conn_schema);
 	conn_schema = NULL;
+	conn_sysid = 0;
 }
 
 /* The worker's wait, which every wait on the connection goes through. */
@@ -265,8 +267,24 @@ snowid_registry_connect(const char *conninfo, char **error)
 		return false;
 	}
 	conn_schema = pstrdup(PQgetvalue(res, 0, 1));
+	conn_sysid = strtou64(PQgetvalue(res, 0, 2), NULL, 10);
 	PQclear(res);
 	return true;
+}
+
+/*
+ * What the connected registry is, whatever the connection string that
+ * reached it: its system identifier and database (false while not
+ * connected).
+ */
+bool
+snowid_registry_identity(uint64 *sysid, const char **dbname)
+{
+	if (conn_schema == NULL || conn_sysid == 0)
+		return false;
+	*sysid = conn_sysid;
+	*dbname = PQdb(conn);
+	return *dbname != NULL;
 }
 
 /*
