@@ -20,7 +20,8 @@
 #  3. A connection string libpq cannot parse: ALTER SYSTEM fails at once;
 #     in postgresql.auto.conf, a reload refuses it and keeps the old one
 #     (SHOW, state 'ok', issuing); neither the error nor the log quotes the
-#     password in it.
+#     password in it.  In postgresql.conf, it stops the server's start
+#     (rather than the start going on without a registry).
 #  4. An edit that reaches another registry (another database) drops the
 #     lease: warned of, and snowid_next() fails saying there is no lease
 #     (not that one "ran out at" a time to come) while the new registry
@@ -425,5 +426,16 @@ is($lease{database}, unpack('H*', 'reg2'), 'the lease file names reg2');
 is($ret, 0, 'member_a issues again');
 
 $a->stop;
+
+# ==== 3, at start: a connection string libpq cannot parse stops the start ====
+
+my $d = snowid_node('member_d', 8,
+	"snowid.registry = 'host=127.0.0.1 password=hunter2 fish2'\n");
+ok(!$d->start(fail_ok => 1), 'a start with a malformed snowid.registry fails');
+like(slurp_file($d->logfile),
+	qr/FATAL:  invalid connection string for parameter "snowid\.registry"/,
+	'saying the connection string is invalid (not starting without a registry)');
+unlike(slurp_file($d->logfile), qr/hunter2|fish2/, 'quoting nothing of the password');
+
 $reg->stop;
 done_testing();
