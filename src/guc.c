@@ -27,6 +27,9 @@
  * children re-read the values from a file the postmaster writes
  * (EXEC_BACKEND, on Windows) the value must stay as written, and only the
  * show hook masks it.
+ * A registry that libpq cannot parse is refused: at start fatally, at
+ * reload and by ALTER SYSTEM by its check hook (the old value stays), in
+ * words that quote nothing of a password.
  *
  * A server that does not preload snowid never defines these parameters;
  * values set in postgresql.conf remain visible as placeholders, and
@@ -41,6 +44,7 @@
 #include "conninfo.h"
 #include "guc.h"
 #include "layout.h"
+#include "libpq-fe.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "pgtime.h"
@@ -173,18 +177,31 @@ snowid_epoch_assign(const char *newval, void *extra)
 	snowid_epoch = *(TimestampTz *) extra;
 }
 
+static bool snowid_conninfo_parses(const char *conninfo, char **why);
+
 /*
- * snowid.registry: the string as written goes to extra, the masked one
- * replaces it as the parameter's value.
+ * snowid.registry: one libpq can parse; the string as written goes to
+ * extra, the masked one replaces it as the parameter's value.
  */
 static bool
 snowid_registry_check(char **newval, void **extra, GucSource source)
 {
 	const char *text = *newval != NULL ? *newval : "";
 	size_t		len = strlen(text) + 1;
-	char	   *written = (char *) snowid_guc_extra_alloc(len);
+	char	   *written;
 	char	   *masked;
+	char	   *why;
 
+	/* one libpq can parse; the message quotes nothing of the value */
+	if (!snowid_conninfo_parses(text, &why))
+	{
+		GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+		GUC_check_errmsg("invalid connection string for parameter \"snowid.registry\"");
+		GUC_check_errdetail("%s", why);
+		GUC_check_errhint("Write it as libpq's key=value pairs or a postgresql:// URI; the server keeps the connection string it had.");
+		return false;
+	}
+	written = (char *) snowid_guc_extra_alloc(len);
 	if (written == NULL)
 		return false;
 	memcpy(written, text, len);
@@ -333,6 +350,84 @@ snowid_placeholder_epoch(int elevel)
 	return epoch;
 }
 
+/*
+ * libpq's complaint about a connection string, as one line that quotes
+ * nothing of a password: where the string may hold one (a password or
+ * sslpassword keyword, or a URI with user:password@), every quoted part of
+ * the complaint but "=" is hidden, as libpq quotes the word it stumbled on,
+ * which may be a piece of the password.
+ */
+static char *
+snowid_conninfo_complaint(const char *conninfo, const char *libpq_msg)
+{
+	bool		secret = strstr(conninfo, "://") != NULL;
+	char	   *msg = pstrdup(libpq_msg);
+	char	   *out;
+	char	   *p;
+	char	   *q;
+
+	for (const char *c = conninfo; *c && !secret; c++)
+		secret = pg_strncasecmp(c, "password", 8) == 0;
+	for (p = msg; *p; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
+	while (p > msg && p[-1] == ' ')
+		*--p = '\0';
+	if (!secret)
+		return msg;
+
+	out = palloc(3 * strlen(msg) + 1);	/* "" becomes "..." */
+	q = out;
+	for (p = msg; *p; p++)
+	{
+		char	   *close = *p == '"' ? strchr(p + 1, '"') : NULL;
+
+		if (close == NULL || (close == p + 2 && p[1] == '='))
+		{
+			*q++ = *p;
+			if (close != NULL)
+			{
+				*q++ = *++p;
+				*q++ = *++p;
+			}
+			continue;
+		}
+		memcpy(q, "\"...\"", 5);
+		q += 5;
+		p = close;
+	}
+	*q = '\0';
+	pfree(msg);
+	return out;
+}
+
+/*
+ * Whether libpq can parse conninfo (empty: no registry); if not, *why says
+ * why, as a sentence that quotes nothing of a password.
+ */
+static bool
+snowid_conninfo_parses(const char *conninfo, char **why)
+{
+	PQconninfoOption *opts;
+	char	   *err = NULL;
+
+	if (conninfo == NULL || conninfo[0] == '\0')
+		return true;
+	opts = PQconninfoParse(conninfo, &err);
+	if (opts != NULL)
+	{
+		PQconninfoFree(opts);
+		return true;
+	}
+	*why = psprintf("libpq cannot parse it: %s.",
+					snowid_conninfo_complaint(conninfo,
+											  err != NULL ? err : "out of memory"));
+	if (err != NULL)
+		PQfreemem(err);
+	return false;
+}
+
+
 void
 snowid_guc_init(void)
 {
@@ -357,6 +452,16 @@ snowid_guc_init(void)
 	(void) snowid_placeholder_int("snowid.ticket_slots", 128, 0, 1, 65536, FATAL);
 	(void) snowid_placeholder_int("snowid.ticket_prefetch", 50, 0, 0, 100, FATAL);
 	(void) snowid_placeholder_epoch(FATAL);
+	{
+		const char *registry = GetConfigOption("snowid.registry", true, false);
+		char	   *why;
+
+		if (!snowid_conninfo_parses(registry, &why))
+			ereport(FATAL,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid connection string for parameter \"snowid.registry\""),
+					 errdetail("%s", why)));
+	}
 
 	DefineCustomIntVariable("snowid.node_id",
 							"Node ID of this server, embedded in every snowid it issues.",

@@ -17,8 +17,10 @@
  * worker (registry_worker.c) moves it, through the functions here: open
  * once the registry grants the node (after raising the generator above any
  * floor the previous holder left), shut on a conflict, when the lease runs
- * out, at shutdown, when the node moves, or when a reload names a registry
- * where there was none.  lease.h says who writes which field of
+ * out, at shutdown, when the node moves, when another registry answers, or
+ * when a reload names a registry where there was none (unless this server
+ * issues under snowid.node_id: it goes on, unchecked, until the registry
+ * answers).  lease.h says who writes which field of
  * SnowidRegistryShared; the SQL functions and the generator's error path
  * only read them.
  *
@@ -303,8 +305,12 @@ snowid_gate_closed(SnowidShared *shared, const SnowidLayout *layout)
 				 errdetail("%s", snowid_sentence(psprintf("The background worker has had no answer yet from %s", where))),
 				 errhint("Retry in a moment; snowid_registry_status() shows the state.")));
 
-	/* unreachable, with no lease left (or never one) */
-	if (copy.deadline != 0)
+	/*
+	 * Unreachable, with no lease left (or never one).  A lease end still to
+	 * come belongs to a lease given up (another registry named): it did not
+	 * run out.
+	 */
+	if (copy.deadline != 0 && copy.deadline <= GetCurrentTimestamp())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowid lease of node %d ran out at %s", copy.node_id,

@@ -40,8 +40,10 @@ typedef enum SnowidRegistryState
  * worker; registry_conn.c writes registry (snowid_registry_describe, in
  * the worker); registry_worker.c writes everything else (state, node_id,
  * auto_node, deadline, last_contact, unreachable_since, conflict_layout,
- * holder, detail and the counters).  Backends only read, under
- * the spinlock (snowid_registry_read) or the atomics.
+ * holder, detail, unchecked, the registry's identity and the counters).
+ * The registry's identity is also set up by lease_file.c from the file.
+ * Backends only read, under the spinlock (snowid_registry_read) or the
+ * atomics.
  */
 typedef struct SnowidRegistryShared
 {
@@ -56,6 +58,20 @@ typedef struct SnowidRegistryShared
 	char		registry[SNOWID_REGISTRY_TEXT];	/* connection, no password */
 	char		holder[SNOWID_REGISTRY_TEXT];	/* conflict: who holds the node */
 	char		detail[SNOWID_REGISTRY_TEXT];	/* why, in a sentence */
+
+	/*
+	 * The registry the lease is held from, by what it is, not by the
+	 * connection string's text: its system identifier (0 while unknown) and
+	 * database, learned when it first answers and kept in the lease file.
+	 */
+	uint64		registry_sysid;
+	char		registry_db[NAMEDATALEN];
+
+	/*
+	 * Issuing under snowid.node_id, as without a registry, while a registry
+	 * named by reload has not answered yet.
+	 */
+	bool		unchecked;
 
 	/* facts of this start, fixed in the postmaster */
 	char		start_id[SNOWID_START_ID_LEN + 1];

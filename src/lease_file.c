@@ -8,8 +8,13 @@
  * renamed, keeps the lease across a restart:
  *
  *	 snowid-lease-1 <node> <auto> <start id> <deadline> <port> <host>
+ *		<registry> <database>
  *
- * (deadline in microseconds since 2000-01-01, 0 once released).  A start
+ * (deadline in microseconds since 2000-01-01, 0 once released; the
+ * registry the lease is held from by its system identifier, 0 while
+ * unknown, and its database in hex, "-" while unknown).  A file without
+ * the last two fields (before 1.5) is read with the registry unknown: it
+ * is learned when the registry next answers.  A start
  * trusts it to issue before the registry answers only when the registry
  * cannot be reached, and only on the same host and port, never in a data
  * directory started from a base backup (backup_label present at start,
@@ -56,17 +61,57 @@ typedef struct SnowidLeaseFile
 	TimestampTz deadline;
 	int			port;
 	char		host[256];
+	uint64		registry_sysid; /* 0 if unknown */
+	char		registry_db[NAMEDATALEN];
 } SnowidLeaseFile;
+
+/*
+ * The registry's database as one word of the file: hex, "-" if unknown.
+ * out has room for 2 * NAMEDATALEN bytes.
+ */
+static void
+snowid_lease_db_encode(const char *db, char *out)
+{
+	size_t		len = strnlen(db, NAMEDATALEN - 1);
+
+	if (len == 0)
+	{
+		strcpy(out, "-");
+		return;
+	}
+	out[hex_encode(db, len, out)] = '\0';
+}
+
+/* The database back from its word; false if the word is not one. */
+static bool
+snowid_lease_db_decode(const char *word, char *db)
+{
+	size_t		len = strlen(word);
+
+	if (strcmp(word, "-") == 0)
+	{
+		db[0] = '\0';
+		return true;
+	}
+	if (len == 0 || len % 2 != 0 || len > 2 * (NAMEDATALEN - 1) ||
+		strspn(word, "0123456789abcdef") != len)
+		return false;
+	db[hex_decode(word, len, db)] = '\0';
+	return strlen(db) == len / 2;
+}
 
 static bool
 snowid_lease_read(SnowidLeaseFile *f)
 {
-	char		buf[512];
+	char		buf[1024];
 	char		magic[32];
+	char		db_word[2 * NAMEDATALEN];
 	int			fd;
 	int			len;
+	int			fields;
 	int			auto_node;
 	long long	deadline;
+	unsigned long long sysid = 0;
 
 	fd = OpenTransientFile(SNOWID_LEASE_FILE, O_RDONLY | PG_BINARY);
 	if (fd < 0)
@@ -80,10 +125,15 @@ snowid_lease_read(SnowidLeaseFile *f)
 	len = read(fd, buf, sizeof(buf) - 1);
 	CloseTransientFile(fd);
 	buf[Max(len, 0)] = '\0';
-	if (sscanf(buf, "%31s %d %d %32s %lld %d %255s", magic, &f->node_id,
-			   &auto_node, f->start_id, &deadline, &f->port, f->host) != 7 ||
+	fields = sscanf(buf, "%31s %d %d %32s %lld %d %255s %llu %127s", magic,
+					&f->node_id, &auto_node, f->start_id, &deadline, &f->port,
+					f->host, &sysid, db_word);
+	if (fields == 7)
+		strcpy(db_word, "-");	/* before 1.5: the registry is not known */
+	if ((fields != 7 && fields != 9) ||
 		strcmp(magic, SNOWID_LEASE_MAGIC) != 0 || f->node_id < -1 ||
-		strspn(f->start_id, "0123456789abcdef") != SNOWID_START_ID_LEN)
+		strspn(f->start_id, "0123456789abcdef") != SNOWID_START_ID_LEN ||
+		!snowid_lease_db_decode(db_word, f->registry_db))
 	{
 		ereport(WARNING,
 				(errmsg("snowid ignores the malformed lease file \"%s\"",
@@ -93,6 +143,7 @@ snowid_lease_read(SnowidLeaseFile *f)
 	}
 	f->auto_node = auto_node != 0;
 	f->deadline = (TimestampTz) deadline;
+	f->registry_sysid = (uint64) sysid;
 	return true;
 }
 
@@ -122,20 +173,26 @@ snowid_lease_persist(int node_id, TimestampTz deadline, bool force,
 	char	   *line;
 	TimestampTz persisted;
 	bool		auto_node;
+	uint64		registry_sysid;
+	char		registry_db[NAMEDATALEN];
+	char		db_word[2 * NAMEDATALEN];
 
 	SpinLockAcquire(&r->mutex);
 	persisted = r->persisted_deadline;
 	auto_node = r->auto_node;
+	registry_sysid = r->registry_sysid;
+	memcpy(registry_db, r->registry_db, sizeof(registry_db));
 	SpinLockRelease(&r->mutex);
 	if (!force && deadline != 0 &&
 		deadline - persisted < (int64) snowid_lease_s * 100000)
 		return;
 
 	snowid_this_host(host, sizeof(host));
-	line = psprintf("%s %d %d %s " INT64_FORMAT " %d %s\n", SNOWID_LEASE_MAGIC,
-					node_id, auto_node ? 1 : 0,
+	snowid_lease_db_encode(registry_db, db_word);
+	line = psprintf("%s %d %d %s " INT64_FORMAT " %d %s " UINT64_FORMAT " %s\n",
+					SNOWID_LEASE_MAGIC, node_id, auto_node ? 1 : 0,
 					start != NULL ? start : r->start_id, deadline,
-					PostPortNumber, host);
+					PostPortNumber, host, registry_sysid, db_word);
 	if (snowid_write_durably(SNOWID_LEASE_FILE, SNOWID_LEASE_TMP, line,
 							 strlen(line), LOG))
 	{
@@ -225,6 +282,8 @@ snowid_registry_shmem_startup(void)
 	{
 		memcpy(r->predecessor, f.start_id, sizeof(r->predecessor));
 		r->persisted_deadline = f.deadline;
+		r->registry_sysid = f.registry_sysid;
+		memcpy(r->registry_db, f.registry_db, sizeof(r->registry_db));
 		if (!start_as_standby && f.deadline > GetCurrentTimestamp())
 			r->fallback_deadline = f.deadline;
 	}

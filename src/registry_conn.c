@@ -34,6 +34,7 @@
 static PGconn *conn = NULL;
 static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
 static Oid	conn_extension = InvalidOid;	/* the registry's snowid extension */
+static uint64 conn_sysid = 0;	/* the registry's system identifier */
 static SnowidRegistryWait conn_wait = NULL;	/* the worker's wait */
 static char *conn_info = NULL;	/* the string of the last connect, for scrubbing */
 
@@ -49,6 +50,7 @@ snowid_registry_disconnect(void)
 		pfree(conn_schema);
 	conn_schema = NULL;
 	conn_extension = InvalidOid;
+	conn_sysid = 0;
 }
 
 /* The worker's wait, which every wait on the connection goes through. */
@@ -309,6 +311,7 @@ snowid_registry_connect(const char *conninfo, char **error)
 	}
 	conn_schema = pstrdup(PQgetvalue(res, 0, 1));
 	conn_extension = (Oid) strtoul(PQgetvalue(res, 0, 4), NULL, 10);
+	conn_sysid = strtou64(PQgetvalue(res, 0, 2), NULL, 10);
 	PQclear(res);
 	return true;
 }
@@ -359,6 +362,21 @@ snowid_registry_genuine(const char *signature)
 				   name.data, conn_extension);
 	pfree(name.data);
 	return sql;
+}
+
+/*
+ * What the connected registry is, whatever the connection string that
+ * reached it: its system identifier and database (false while not
+ * connected).
+ */
+bool
+snowid_registry_identity(uint64 *sysid, const char **dbname)
+{
+	if (conn_schema == NULL || conn_sysid == 0)
+		return false;
+	*sysid = conn_sysid;
+	*dbname = PQdb(conn);
+	return *dbname != NULL;
 }
 
 /*

@@ -7,7 +7,8 @@
  * registry_conn.c alone holds the PGconn: connect (non-blocking, keepalives,
  * search_path pinned to pg_catalog, the registry's snowid schema found),
  * queries with text parameters and a timeout, draining a query a shutdown
- * interrupted, disconnect, and the registry's description shown by
+ * interrupted, disconnect, the registry's identity (system identifier and
+ * database, whatever the connection string), and the description shown by
  * snowid_registry_status() (lease.h's shared state, field registry).
  * Every wait goes through the worker's own (snowid_registry_set_wait),
  * which watches the latch, the lease's deadline and the signals.
@@ -38,6 +39,7 @@ extern void snowid_registry_set_wait(SnowidRegistryWait wait);
 extern void snowid_registry_describe(const char *conninfo);
 extern bool snowid_registry_connect(const char *conninfo, char **error);
 extern bool snowid_registry_connected(void);
+extern bool snowid_registry_identity(uint64 *sysid, const char **dbname);
 extern void snowid_registry_disconnect(void);
 
 /* The quoted schema of snowid in the registry; NULL while not connected. */

@@ -19,7 +19,13 @@
  * keeps issuing until then, warning in the log in the last quarter.
  *
  * The connection is registry_conn.c's; failed attempts back off up to
- * SNOWID_BACKOFF_MAX_MS.
+ * SNOWID_BACKOFF_MAX_MS.  The registry is known by what it is (system
+ * identifier and database, kept with the lease), not by the connection
+ * string: an edit of snowid.registry that reaches the same registry keeps
+ * the lease, one that reaches another drops it when that one answers.  A
+ * registry named by reload to a server issuing under snowid.node_id lets
+ * it go on issuing, "unchecked", until the registry answers: a refusal
+ * stops it; while none comes it issues as without a registry.
  *
  * At shutdown (SIGTERM) the worker shuts the gate, then releases the lease
  * at the registry, reporting the bound of every ID issued: the next holder
@@ -120,6 +126,7 @@ snowid_check_deadline(void)
 	}
 	else if (deadline != 0 && state == SNOWID_REGISTRY_UNREACHABLE &&
 			 now < deadline &&
+			 SNOWID_GATE_NODE(pg_atomic_read_u64(&snowid_shared->gate)) >= 0 &&
 			 deadline - now <= (int64) snowid_lease_s * 1000000 / 4 &&
 			 now - last_warning >= SNOWID_WARN_EVERY_MS * INT64CONST(1000))
 	{
@@ -224,6 +231,164 @@ snowid_forget_problem(void)
 	last_problem = NULL;
 }
 
+/* ---- which registry ---- */
+
+/*
+ * snowid.registry was set (first: where it was empty, or at the worker's
+ * start) or edited.  An edit changes nothing yet: the lease is kept until
+ * the registry answers, and dropped then only if another registry answers
+ * (snowid_registry_identify).  A registry named where there was none shuts
+ * the gate, as at start, except on a server issuing under snowid.node_id:
+ * that one goes on issuing until the registry answers, "unchecked".
+ */
+static void
+snowid_registry_renamed(bool first)
+{
+	SnowidRegistryShared *r = snowid_registry;
+	bool		was_off;
+	bool		unchecked = false;
+
+	SpinLockAcquire(&r->mutex);
+	was_off = r->state == SNOWID_REGISTRY_OFF;
+	if (was_off)
+	{
+		unchecked = snowid_node_id >= 0 &&
+			SNOWID_GATE_NODE(pg_atomic_read_u64(&snowid_shared->gate)) ==
+			snowid_node_id;
+		r->state = SNOWID_REGISTRY_CONNECTING;
+		r->unchecked = unchecked;
+		r->deadline = 0;
+		r->fallback_deadline = 0;
+		r->registry_sysid = 0;
+		r->registry_db[0] = '\0';
+	}
+	SpinLockRelease(&r->mutex);
+
+	if (was_off && !unchecked)
+		snowid_gate_close();	/* as at start: nothing until a grant */
+	else if (unchecked)
+		ereport(LOG,
+				(errmsg("snowid asks the registry for node %d, and issues IDs meanwhile as before",
+						snowid_node_id),
+				 errdetail("This server stops issuing only if the registry refuses it the node.")));
+	else if (!first)
+		ereport(LOG,
+				(errmsg("snowid.registry changed: snowid reconnects, keeping its lease unless another registry answers")));
+}
+
+/*
+ * The registry connected to, by what it is (snowid_registry_answered
+ * learns it): the same one keeps the lease, whatever the connection
+ * string; another one drops it, two registries not knowing each other's
+ * leases.
+ */
+static void
+snowid_registry_identify(void)
+{
+	SnowidRegistryShared *r = snowid_registry;
+	uint64		sysid;
+	const char *db;
+	uint64		old_sysid;
+	char		old_db[NAMEDATALEN];
+	int			node;
+	TimestampTz persisted;
+
+	if (!snowid_registry_identity(&sysid, &db))
+		return;
+	SpinLockAcquire(&r->mutex);
+	old_sysid = r->registry_sysid;
+	memcpy(old_db, r->registry_db, sizeof(old_db));
+	if (old_sysid == 0 ||
+		(old_sysid == sysid && strncmp(old_db, db, NAMEDATALEN - 1) == 0))
+	{
+		SpinLockRelease(&r->mutex);
+		return;
+	}
+	/* another registry: drop the lease, as at start nothing until a grant */
+	r->registry_sysid = sysid;
+	strlcpy(r->registry_db, db, NAMEDATALEN);
+	r->state = SNOWID_REGISTRY_CONNECTING;
+	r->deadline = 0;
+	r->fallback_deadline = 0;
+	r->unchecked = false;
+	node = r->node_id;
+	persisted = r->persisted_deadline;
+	SpinLockRelease(&r->mutex);
+	snowid_gate_close();
+	if (persisted != 0 && node >= 0)
+		snowid_lease_persist(node, 0, true, NULL);
+
+	/*
+	 * The old registry keeps this server's lease until it runs out, then may
+	 * grant the node to another of its members; the new one knows nothing
+	 * of the old one's grants.
+	 */
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("snowid.registry now names another registry: this server issues nothing until it grants a node"),
+			 errdetail("The lease was held from database \"%s\" of the server with system identifier " UINT64_FORMAT "; database \"%s\" of the server with system identifier " UINT64_FORMAT " answers now.  Two registries do not know each other's leases: a node granted by both can be used by two servers.",
+					   old_db, old_sysid, db, sysid),
+			 errhint("Move every member to the new registry at once, and copy the old registry's tables into it first (pg_dump of its database).")));
+}
+
+/*
+ * A registry named by reload to a server issuing under snowid.node_id
+ * cannot be reached, or refuses the connection or a query: it goes on
+ * issuing, as without a registry, and says so.  False if this server is
+ * not in that case.
+ */
+static bool
+snowid_unchecked_unreachable(const char *error)
+{
+	SnowidRegistryShared *r = snowid_registry;
+	bool		unchecked;
+	int			node = snowid_node_id;
+
+	SpinLockAcquire(&r->mutex);
+	unchecked = r->unchecked;
+	if (unchecked)
+	{
+		r->state = SNOWID_REGISTRY_UNREACHABLE;
+		if (r->unreachable_since == 0)
+			r->unreachable_since = GetCurrentTimestamp();
+		snprintf(r->detail, SNOWID_REGISTRY_TEXT,
+				 "unchecked: this server issues IDs as node %d as without a registry until the registry answers; %s",
+				 node, error);
+	}
+	SpinLockRelease(&r->mutex);
+	if (!unchecked)
+		return false;
+
+	pg_atomic_fetch_add_u64(&r->failures, 1);
+	snowid_log_problem(error,
+					   psprintf("snowid registry unreachable: this server goes on issuing IDs as node %d, unchecked by a registry",
+								node),
+					   error);
+	return true;
+}
+
+/*
+ * The registry answers a claim: what it is, if not known yet, is learned
+ * (and kept with the lease), and nothing is issued unchecked any more.
+ */
+static void
+snowid_registry_answered(void)
+{
+	SnowidRegistryShared *r = snowid_registry;
+	uint64		sysid;
+	const char *db;
+	bool		known = snowid_registry_identity(&sysid, &db);
+
+	SpinLockAcquire(&r->mutex);
+	if (known && r->registry_sysid == 0)
+	{
+		r->registry_sysid = sysid;
+		strlcpy(r->registry_db, db, NAMEDATALEN);
+	}
+	r->unchecked = false;
+	SpinLockRelease(&r->mutex);
+}
+
 /* The registry could not be reached, or failed: keep going on the lease. */
 static void
 snowid_publish_unreachable(const char *error)
@@ -234,6 +399,8 @@ snowid_publish_unreachable(const char *error)
 	TimestampTz fallback = 0;
 	int			node;
 
+	if (snowid_unchecked_unreachable(error))
+		return;
 	pg_atomic_fetch_add_u64(&r->failures, 1);
 	SpinLockAcquire(&r->mutex);
 	was_ok = r->state == SNOWID_REGISTRY_OK;
@@ -532,6 +699,7 @@ snowid_claim(char **error)
 		*error = pstrdup("the registry's snowid_registry_claim() answered in an unknown form");
 		return false;
 	}
+	snowid_registry_answered();
 	snowid_publish_answer(res, sent_at,
 						  snowid_claim_answer_wrong(res, node, auto_node,
 													(int64) snowid_lease_s * 1000,
@@ -676,6 +844,9 @@ snowid_registry_main(Datum main_arg)
 				r->registry[0] = '\0';
 				r->detail[0] = '\0';
 				r->holder[0] = '\0';
+				r->unchecked = false;
+				r->registry_sysid = 0;
+				r->registry_db[0] = '\0';
 				if (snowid_node_id >= 0)
 					r->node_id = snowid_node_id;
 				SpinLockRelease(&r->mutex);
@@ -699,43 +870,24 @@ snowid_registry_main(Datum main_arg)
 
 		if (conn_for == NULL || strcmp(conn_for, snowid_registry_conninfo) != 0)
 		{
-			/* a registry named, or another one: start over with it */
+			/*
+			 * A registry named, or the connection string edited: connect
+			 * with the new one.  Which registry it reaches is known once it
+			 * answers (snowid_registry_identify).
+			 */
 			snowid_registry_disconnect();
+			snowid_registry_renamed(conn_for == NULL);
 			if (conn_for != NULL)
-			{
-				/*
-				 * The old registry keeps this server's lease until it runs
-				 * out, then may grant the node to another of its members;
-				 * the new one knows nothing of the old one's grants.
-				 */
-				ereport(WARNING,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("snowid.registry now names another registry: this server issues nothing until it grants a node"),
-						 errdetail("Two registries do not know each other's leases: a node granted by both can be used by two servers."),
-						 errhint("Move every member to the new registry at once, and copy the old registry's tables into it first (pg_dump of its database).")));
-				SpinLockAcquire(&r->mutex);
-				r->state = SNOWID_REGISTRY_OFF;
-				SpinLockRelease(&r->mutex);
 				pfree(conn_for);
-			}
 			conn_for = MemoryContextStrdup(TopMemoryContext, snowid_registry_conninfo);
 			snowid_registry_describe(conn_for);
-			SpinLockAcquire(&r->mutex);
-			if (r->state == SNOWID_REGISTRY_OFF)
-			{
-				/* as at start: nothing issues until the registry grants */
-				r->state = SNOWID_REGISTRY_CONNECTING;
-				SpinLockRelease(&r->mutex);
-				snowid_gate_close();
-			}
-			else
-				SpinLockRelease(&r->mutex);
 			backoff_ms = 0;
 		}
 
 		if (snowid_registry_connected() ||
 			snowid_registry_connect(conn_for, &error))
 		{
+			snowid_registry_identify();
 			if (snowid_claim(&error))
 			{
 				int			node;

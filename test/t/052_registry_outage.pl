@@ -19,10 +19,14 @@
 #     warning comes only if the worker wakes for it.)
 #  3. A member (node 4) whose registry cannot be reached from its start and
 #     that has no lease file issues nothing (55000, "no node lease"); a
-#     reload of snowid.registry to (4.) a database without the extension
-#     says so in snowid_registry_status().detail, without a crash; a reload
-#     to the running registry makes it issue; a reload to '' returns it to
-#     state 'off', issuing as its configured node.
+#     reload to '' returns it to state 'off', issuing as its configured
+#     node; a reload of snowid.registry to (4.) a database without the
+#     extension says so in snowid_registry_status().detail and in a WARNING,
+#     without a crash, and the member goes on issuing as its configured
+#     node, unchecked (a registry added to a server issuing under
+#     snowid.node_id stops it only by refusing the node); a reload to the
+#     running registry makes it hold its node; a reload to '' returns it to
+#     state 'off' again.
 #
 # No assertion depends on elapsed time: every state is waited for by
 # polling (up to the TAP timeout).
@@ -314,10 +318,12 @@ my @c_off1 = insert_ids($c, 'off', 2000);
 is(scalar(@c_off1), 2000, 'member 4 issues without a registry, without a restart');
 push @c_ids, @c_off1;
 
-# 4. A registry database without the extension, named by reload: nothing
-# issues (as at start, until a registry grants the node).
+# 4. A registry database without the extension, named by reload to a
+# server issuing under snowid.node_id: it goes on issuing, unchecked, and
+# says so.
 $reg->safe_psql('postgres', 'CREATE DATABASE noext');
 my $noext = registry_conninfo($reg, 'noext');
+my $c_noext_log = -s $c->logfile;
 set_registry($c, $noext);
 ok( $c->poll_query_until('postgres',
 		q{SELECT detail LIKE '%no snowid extension%' FROM snowid_registry_status()}),
@@ -326,16 +332,17 @@ my ($state, $registry, $detail) = split /\|/,
   $c->safe_psql('postgres', 'SELECT state, registry, detail FROM snowid_registry_status()');
 is($state, 'unreachable', 'state unreachable');
 like($registry, qr/dbname=noext/, 'status names the new registry');
-is($detail,
-	'the registry database has no snowid extension (run CREATE EXTENSION snowid there)',
-	'the detail says the registry database has no snowid extension, and what to do');
-($ret, $out, $err) = try_next($c);
-isnt($ret, 0,
-	'a registry named by reload where there was none: member 4 issues nothing until it grants the node'
-);
-like($err, qr/ERROR:  55000: snowid has no node lease from the registry/,
-	'55000: no node lease');
-like($err, qr/no snowid extension/, 'and the error\'s detail says why');
+like($detail,
+	qr/^unchecked: this server issues IDs as node 4 .*; the registry database has no snowid extension \(run CREATE EXTENSION snowid there\)$/,
+	'the detail says the member issues unchecked, and that the registry database has no snowid extension, and what to do');
+my @c_unchecked = insert_ids($c, 'unchecked', 2000);
+is(scalar(@c_unchecked), 2000,
+	'a registry named by reload to a server issuing under snowid.node_id: member 4 goes on issuing');
+push @c_ids, @c_unchecked;
+ok( wait_log($c,
+		qr/WARNING:  snowid registry unreachable: this server goes on issuing IDs as node 4, unchecked by a registry\n.*DETAIL:  The registry database has no snowid extension/,
+		$c_noext_log),
+	'a WARNING says so, and why');
 no_crash($c, $c_log, 'member 4');
 no_crash($reg, 0, 'the registry');
 
@@ -364,8 +371,8 @@ ok(strictly_increasing(@c_ids), 'member 4\'s IDs strictly increase throughout');
 note 'registry row of node 4 after the member dropped its registry: '
   . $reg->safe_psql('postgres',
 	q{SELECT state || ', lease until ' || lease_until FROM snowid_registry_nodes WHERE node_id = 4});
-note sprintf('scenarios 3/4: member 4 issued 0 IDs without a lease, %d with no registry, %d under the registry, %d with none again',
-	scalar(@c_off1), scalar(@c_reg), scalar(@c_off2));
+note sprintf('scenarios 3/4: member 4 issued 0 IDs without a lease, %d with no registry, %d unchecked, %d under the registry, %d with none again',
+	scalar(@c_off1), scalar(@c_unchecked), scalar(@c_reg), scalar(@c_off2));
 no_crash($c, $c_log, 'member 4, at the end');
 
 $c->stop;
