@@ -79,6 +79,9 @@ typedef struct SnowidRegistryShared
 													 * the lease; never shown */
 	char		predecessor[SNOWID_START_ID_LEN + 1];	/* "" if none */
 	bool		from_backup;	/* started from a base backup as a primary */
+	bool		moved;			/* started on another host or port than its
+								 * lease file names: a copy of a data
+								 * directory (a snapshot), or a move */
 	bool		started_as_standby;
 	TimestampTz fallback_deadline;	/* the local lease file's, 0 if untrusted */
 	TimestampTz persisted_deadline; /* what the local lease file holds */

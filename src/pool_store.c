@@ -479,7 +479,15 @@ snowid_pool_load(void)
 	 * starts once recovery has ended, removes it.
 	 */
 	bool		marked = access(SNOWID_POOLS_COPIED, F_OK) == 0;
-	bool		from_backup = (marked || access("backup_label", F_OK) == 0) &&
+	bool		label = access("backup_label", F_OK) == 0;
+
+	/*
+	 * So is a start on another host or port than the lease file names: a
+	 * copy taken without backup_label (a filesystem or volume snapshot),
+	 * whose original may go on using the ranges.
+	 */
+	bool		moved = snowid_registry != NULL && snowid_registry->moved;
+	bool		from_backup = (marked || label || moved) &&
 		access("standby.signal", F_OK) != 0;
 
 	snowid_pool_shared->from_backup = from_backup;
@@ -509,7 +517,9 @@ snowid_pool_load(void)
 		ereport(LOG,
 				(errmsg("snowid gave up the pool ranges this data directory was copied with (" INT64_FORMAT " values)",
 						dropped),
-				 errdetail("The server starts from a base backup (backup_label is present): the ranges belong to the server it was copied from."),
+				 label || marked ?
+				 errdetail("The server starts from a base backup (backup_label is present): the ranges belong to the server it was copied from.") :
+				 errdetail("The server starts on another host or port than its lease file names, as a copy of another server's data directory would: the ranges may belong to the server it was copied from."),
 				 errhint("This server asks the registry for ranges of its own.")));
 	}
 }
