@@ -195,6 +195,15 @@ run_suite() {
 		echo "  registry bench smoke ... FAILED"
 		major_failed=$((major_failed + 1))
 	fi
+	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55461 bash "$SNOWID_SRC/test/bench/renewals.sh" --smoke >bench-renewals.log 2>&1 &&
+		grep -q '^| p99 renewal at 1024/s' bench-renewals.log && grep -q 'not held by their role at the end: 0\.' bench-renewals.log; then
+		echo "  renewals bench smoke ... ok"
+		major_passed=$((major_passed + 1))
+	else
+		tail -40 bench-renewals.log
+		echo "  renewals bench smoke ... FAILED"
+		major_failed=$((major_failed + 1))
+	fi
 	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55455 bash "$SNOWID_SRC/test/bench/inserts.sh" --smoke >bench-inserts.log 2>&1 &&
 		grep -q '^| snowid_hash8 |' bench-inserts.log && ! grep -qE '\b(nan|inf)\b' bench-inserts.log; then
 		echo "  inserts bench smoke ... ok"
@@ -204,7 +213,7 @@ run_suite() {
 		echo "  inserts bench smoke ... FAILED"
 		major_failed=$((major_failed + 1))
 	fi
-	echo "logs: $work/{regress,isolation,tap,bench,bench-registry,bench-inserts}.log"
+	echo "logs: $work/{regress,isolation,tap,bench,bench-registry,bench-renewals,bench-inserts}.log"
 	cd "$SNOWID_SRC" || return
 }
 
