@@ -64,6 +64,11 @@ SELECT snowid_pool_create('t', 'text');
 SELECT snowid_pool_create('t', 'smallint');
 SELECT snowid_pool_create('t', 'integer', 2147483648);
 SELECT snowid_pool_create('t', 'integer', -2147483649);
+-- A pool that could never serve: pooled tickets hand out no value below 0,
+-- and a pool's values are 1 and more.
+SELECT snowid_pool_create('t', 'integer', 0);
+SELECT snowid_pool_create('t', start => -5);
+SELECT snowid_pool_create('t', 'integer', -2147483648);
 SELECT snowid_pool_create(NULL);
 SELECT snowid_pool_create('t', start => NULL);
 -- An upstream pool needs snowid.registry on this server.
