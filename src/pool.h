@@ -199,6 +199,7 @@ extern void snowid_pool_shmem_startup(void);	/* loads snowid.pools */
  * worker; slot_from_state: a free slot for a state, table_lock held.
  */
 extern bool snowid_pool_name_ok(const char *name);
+extern char *snowid_pool_facts_why(const char *name, int64 start);
 extern void snowid_pool_release_slot(int idx);	/* table_lock, slot lock */
 extern void snowid_pool_wake_worker(void);
 extern int64 snowid_pool_in_hand_locked(SnowidPoolSlot *slot);	/* lock held */
@@ -287,6 +288,13 @@ extern void snowid_pool_unuse_at_commit(const char *name, Oid dbid);
 extern void snowid_pool_upstream(int idx);
 extern void snowid_pools_tidy(TimestampTz now);
 extern bool snowid_pool_reclaim(void);
+
+/* Can a pool starting at `start` serve?  No value below 0 is handed out. */
+static inline bool
+snowid_pool_start_usable(int64 start)
+{
+	return start >= 0;
+}
 
 /*
  * An exponentially smoothed rate: `rate` moved towards `seen` (values per

@@ -134,19 +134,6 @@ snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need)
 	return need->need;
 }
 
-/*
- * Why a pool with these facts can never serve a pooled ticket, or NULL.
- * Members hand out no value below 0 (the floor a slot starts with); the
- * registry refuses pools starting below 1 since 1.5, older ones may.
- */
-static char *
-snowid_pool_facts_why(const char *name, int64 start)
-{
-	if (start < 0)
-		return psprintf("pool \"%s\" starts at " INT64_FORMAT ": pooled tickets hand out no value below 0, so its ranges there could never serve", name, start);
-	return NULL;
-}
-
 /* A pool that cannot serve: asked nothing more (attach asks again). */
 static void
 snowid_pool_set_unusable(SnowidPoolSlot *slot, const char *why)
@@ -194,6 +181,8 @@ snowid_pool_granted(int idx, const char *request, Oid typid, int64 maxvalue,
 	st = slot->st;
 	if (!snowid_pool_take_facts(&st, typid, maxvalue, start))
 		why = "its type, start or maximum differ from what this server knows of the pool";
+	else if ((why = snowid_pool_facts_why(st.name, start)) != NULL)
+		;
 	else if (first > last || first < start || last > maxvalue ||
 			 (uint64) last - (uint64) first == PG_UINT64_MAX)
 		why = "the range lies outside the pool's values";
@@ -204,8 +193,6 @@ snowid_pool_granted(int idx, const char *request, Oid typid, int64 maxvalue,
 	for (int i = 0; why == NULL && i < st.nranges; i++)
 		if (first <= st.ranges[i].last && last >= st.ranges[i].first)
 			why = "the range overlaps one this server holds";
-	if (why == NULL)
-		why = snowid_pool_facts_why(st.name, start);
 	if (why != NULL)
 	{
 		/*

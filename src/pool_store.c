@@ -113,6 +113,19 @@ snowid_state_settle(SnowidPoolState *st, uint64 *next_off)
 	st->durable_off = Max(st->durable_off, *next_off);
 }
 
+/*
+ * Why a pool with these facts can never serve a pooled ticket, or NULL.
+ * Members hand out no value below 0 (the floor a slot starts with); the
+ * registry refuses pools starting below 1 since 1.5, older ones may.
+ */
+char *
+snowid_pool_facts_why(const char *name, int64 start)
+{
+	if (!snowid_pool_start_usable(start))
+		return psprintf("pool \"%s\" starts at " INT64_FORMAT ": pooled tickets hand out no value below 0, so its ranges there could never serve", name, start);
+	return NULL;
+}
+
 /* Does the slot want the worker to fetch a range?  Slot lock held. */
 bool
 snowid_pool_wants(SnowidPoolSlot *slot)
@@ -123,6 +136,8 @@ snowid_pool_wants(SnowidPoolSlot *slot)
 	/* the facts first (again, after a refusal), never a range with them */
 	if (!OidIsValid(slot->st.typid) || slot->status == SNOWID_POOL_WAITING)
 		return true;
+	if (!snowid_pool_start_usable(slot->st.start))
+		return false;			/* never a range of a pool that cannot serve */
 	if (slot->st.nranges == 0)
 		return slot->demand;
 	return slot->st.nranges == 1 &&
@@ -252,6 +267,13 @@ snowid_pool_slot_from_state(const SnowidPoolState *st)
 	slot->next_off = st->durable_off;
 	snowid_state_settle(&slot->st, &slot->next_off);
 	slot->status = OidIsValid(st->typid) ? SNOWID_POOL_OK : SNOWID_POOL_WAITING;
+	if (OidIsValid(st->typid) && !snowid_pool_start_usable(st->start))
+	{
+		/* kept by a server before 1.5: its takers learn why at once */
+		slot->status = SNOWID_POOL_UNUSABLE;
+		strlcpy(slot->detail, snowid_pool_facts_why(st->name, st->start),
+				SNOWID_POOL_DETAIL_LEN);
+	}
 	slot->in_use = true;
 	snowid_pool_shared->nused = Max(snowid_pool_shared->nused, idx + 1);
 	return idx;

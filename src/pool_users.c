@@ -11,8 +11,8 @@
  * removed, once the transaction commits, when the last such ticket is
  * dropped or the extension or the database is (ticket_hooks.c).  The
  * registry's upstream pool marks the slot it draws on instead
- * (SNOWID_POOL_UPSTREAM), and a slot loaded from a file of 1.4 has no list
- * (SNOWID_POOL_DBS_UNKNOWN).
+ * (SNOWID_POOL_UPSTREAM: never unused), and a slot loaded from a file of
+ * 1.4 has no list (SNOWID_POOL_DBS_UNKNOWN).
  *
  * The pool worker (snowid_pools_tidy, every heartbeat) frees a slot
  * SNOWID_POOL_IDLE_S after its last attach when
@@ -159,7 +159,7 @@ snowid_pool_use(int idx, const char *name, Oid dbid, bool undo_on_abort)
 	bool		listed = false;
 
 	/* a standby learns its primary's users from the WAL */
-	if (RecoveryInProgress() || !OidIsValid(dbid))
+	if (RecoveryInProgress() || IsInParallelMode() || !OidIsValid(dbid))
 		return;
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	if (!slot->in_use || strcmp(slot->st.name, name) != 0)
@@ -241,8 +241,10 @@ snowid_pool_tidy_action(SnowidPoolSlot *slot, TimestampTz now)
 	unused = slot->st.ndbs == 0 && !kept &&
 		(slot->st.flags & SNOWID_POOL_DBS_UNKNOWN) == 0;
 	idle = now - slot->touched >= grace;
+	/* an upstream pool whose own registry lacks it is gone too */
 	gone = slot->status == SNOWID_POOL_UNKNOWN && slot->unknown_since != 0 &&
-		now - slot->unknown_since >= grace && slot->st.ndbs == 0 && !kept;
+		now - slot->unknown_since >= grace && slot->st.ndbs == 0 &&
+		(slot->st.flags & SNOWID_POOL_DBS_MANY) == 0;
 	/* no ticket names it: fetch nothing more for it */
 	if (unused)
 		slot->demand = false;
@@ -262,7 +264,7 @@ static bool
 snowid_pool_reclaimable(SnowidPoolSlot *slot)
 {
 	return slot->in_use && slot->st.ndbs == 0 && slot->st.nranges == 0 &&
-		(slot->st.flags & (SNOWID_POOL_UPSTREAM | SNOWID_POOL_DBS_MANY)) == 0 &&
+		(slot->st.flags & SNOWID_POOL_DBS_MANY) == 0 &&
 		(slot->status == SNOWID_POOL_UNKNOWN ||
 		 slot->status == SNOWID_POOL_UNUSABLE);
 }
