@@ -7,8 +7,9 @@
  *
  * The subsystem's files, by phase, each calling only those above it here:
  * pool_store.c owns the shared holdings (set up at start), their file
- * ($PGDATA/snowid.pools) and their WAL record (redo, desc); pool_take.c
- * hands values out to takers (ticket_slot.c, snowid_pool_take);
+ * ($PGDATA/snowid.pools) and their WAL record (redo, desc); pool_users.c
+ * keeps which databases use each pool and frees the slots no one uses;
+ * pool_take.c hands values out to takers (ticket_slot.c, snowid_pool_take);
  * pool_grant.c is the worker's side (pool_worker.c asks the registry for
  * ranges, reports what is held and gives unused tails back at shutdown);
  * pool_sql.c holds the SQL functions that show and take them.

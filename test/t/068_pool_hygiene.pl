@@ -10,7 +10,8 @@
 #     registry's 'unknown' answers as failures.  Another database then
 #     creates a pooled ticket of a real pool and takes values: a slot of a
 #     pool that does not exist is freed for it.  The rest are freed by the
-#     worker once idle.
+#     worker once idle, as is the slot of a real pool whose only ticket's
+#     creation was rolled back.
 #  2. A pool whose start lies below 0 (as 1.4 registries accepted): the
 #     member refuses it at ticket creation, saying why (55000), counts the
 #     failure, and asks for no range: after several heartbeats the registry
@@ -49,6 +50,7 @@ CREATE EXTENSION snowid;
 SELECT snowid_pool_create('real');
 SELECT snowid_pool_create('held');
 SELECT snowid_pool_create('idle');
+SELECT snowid_pool_create('rolled');
 -- a pool as 1.4 accepted it: snowid_pool_create refuses this start now
 INSERT INTO snowid_pool (name, type, start, maxvalue, next_value, upstream, created_at)
 VALUES ('neg', 'integer', -1000000, 2147483647, -1000000, false, now());
@@ -106,10 +108,15 @@ is($rc, 0, 'another database then creates a pooled ticket of a real pool')
 	"SELECT count(*) FROM (SELECT snowid_ticket_next('orders_id') FROM generate_series(1, 100)) s"
 );
 is($out, '100', '... and takes values of it') or diag $err;
+# a creation rolled back leaves no user of its pool behind
+$m->safe_psql('app',
+	"BEGIN; SELECT snowid_ticket_create('rb', pool => 'rolled'); ROLLBACK;");
 ok( $m->poll_query_until(
 		'postgres',
-		"SELECT count(*) = 0 FROM snowid_pool_holdings() WHERE pool LIKE 'nope%'"),
-	'the slots of pools the registry does not have are freed once idle');
+		"SELECT count(*) = 0 FROM snowid_pool_holdings() WHERE pool LIKE 'nope%' OR pool = 'rolled'"
+	),
+	'the slots of pools the registry does not have, and of a pool whose ticket creation rolled back, are freed once idle'
+);
 is(holdings('pool'), 'real', '... the real pool keeps its slot');
 
 # ---- 2. ----
