@@ -18,6 +18,7 @@ OBJS = \
 	src/highwater.o \
 	src/lease_file.o \
 	src/pool_store.o \
+	src/pool_users.o \
 	src/generator.o \
 	src/pool_take.o \
 	src/pool_grant.o \

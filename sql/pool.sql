@@ -65,10 +65,29 @@ SELECT snowid_pool_create('t', 'text');
 SELECT snowid_pool_create('t', 'smallint');
 SELECT snowid_pool_create('t', 'integer', 2147483648);
 SELECT snowid_pool_create('t', 'integer', -2147483649);
+-- A pool that could never serve: pooled tickets hand out no value below 0,
+-- and a pool's values are 1 and more.
+SELECT snowid_pool_create('t', 'integer', 0);
+SELECT snowid_pool_create('t', start => -5);
+SELECT snowid_pool_create('t', 'integer', -2147483648);
 SELECT snowid_pool_create(NULL);
 SELECT snowid_pool_create('t', start => NULL);
--- An upstream pool needs snowid.registry on this server.
-SELECT snowid_pool_create('t', upstream => true);
+-- An upstream pool needs snowid.registry on this server: refused without
+-- one; created on a member of a registry (make installcheck there), and
+-- dropped again, so that what follows is the same on both.
+DO $$
+BEGIN
+	PERFORM snowid_pool_create('t', upstream => true);
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+	IF SQLERRM <> 'an upstream pool needs a registry for this server' THEN
+		RAISE;
+	END IF;
+END
+$$;
+SELECT (count(*) = 1) = (coalesce(current_setting('snowid.registry', true), '') <> '')
+	   AS upstream_needs_a_registry
+  FROM snowid_pool WHERE name = 't';
+DELETE FROM snowid_pool WHERE name = 't';
 SELECT count(*) AS pools FROM snowid_pool;
 
 -- Grants: the lowest values never granted, to each node in turn, never

@@ -397,7 +397,7 @@ DECLARE
 BEGIN
 	FOREACH args IN ARRAY ARRAY['''sec_big''', ''' x''', '''t'', ''text''',
 								'''t'', ''integer'', 2147483648',
-								'''t'', upstream => true']
+								'''t'', start => 0']
 	LOOP
 		BEGIN
 			EXECUTE 'SELECT snowid_pool_create(' OPERATOR(pg_catalog.||) args OPERATOR(pg_catalog.||) ')';

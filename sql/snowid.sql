@@ -1031,6 +1031,12 @@ BEGIN
 		RAISE EXCEPTION 'start % is out of range for type integer', v_start
 			USING ERRCODE = 'numeric_value_out_of_range';
 	END IF;
+	IF v_start < 1 THEN
+		RAISE EXCEPTION 'a pool cannot start at %', v_start
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'A pool''s values are 1 and more: members never hand out a value below 0, so ranges there would be lost.',
+				  HINT = 'Start the pool at 1 or above.';
+	END IF;
 	IF v_upstream AND
 	   coalesce(current_setting('snowid.registry', true), '') = '' THEN
 		RAISE EXCEPTION 'an upstream pool needs a registry for this server'
@@ -1525,13 +1531,14 @@ CREATE FUNCTION snowid_pool_holdings(OUT pool text,
 									 OUT ranges integer,
 									 OUT rate numeric,
 									 OUT time_left interval,
-									 OUT detail text)
+									 OUT detail text,
+									 OUT failures bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'snowid_pool_holdings'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION snowid_pool_holdings() IS
-'the ranges of registry pools this server holds: the current range, the next value, the values in hand, the rate they are taken at and the time they last at it';
+'the ranges of registry pools this server holds: the current range, the next value, the values in hand, the rate they are taken at (smoothed, half-life one minute), the time they last at it, and the registry''s answers that granted nothing usable';
 
 -- For the registry functions of an upstream pool (a datacenter registry
 -- serving its members from this server's holdings): not for users.

@@ -7,14 +7,15 @@
  *
  * The subsystem's files, by phase, each calling only those above it here:
  * pool_store.c owns the shared holdings (set up at start), their file
- * ($PGDATA/snowid.pools) and their WAL record (redo, desc); pool_take.c
- * hands values out to takers (ticket_slot.c, snowid_pool_take);
+ * ($PGDATA/snowid.pools) and their WAL record (redo, desc); pool_users.c
+ * keeps which databases use each pool and frees the slots no one uses;
+ * pool_take.c hands values out to takers (ticket_slot.c, snowid_pool_take);
  * pool_grant.c is the worker's side (pool_worker.c asks the registry for
  * ranges, reports what is held and gives unused tails back at shutdown);
  * pool_sql.c holds the SQL functions that show and take them.
  *
- * Each pool this server draws from has a slot (SNOWID_POOL_MAX of them,
- * never freed while the server runs).  A slot holds up to
+ * Each pool this server draws from has a slot (SNOWID_POOL_MAX of them;
+ * pool_users.c frees the slots no one uses).  A slot holds up to
  * SNOWID_POOL_RANGES ranges as the registry granted them; values are handed
  * out from the first, in order, from the offset next_off.  What the slot
  * would persist is its SnowidPoolState: the pool's facts (type, start,
@@ -23,12 +24,17 @@
  * which values may have been handed out (pool_store.c says how it is made
  * durable).
  *
- * Locks: table_lock (exclusive) allocates slots, which are never freed;
- * each slot's lock protects everything in it; file_lock serialises writes
- * of the file and protects file_state (the last persisted state of every
- * slot, which a write of the file needs).  Order: slot lock, then
- * file_lock.  The WAL flush and the file write happen under the slot lock,
- * so takers of one pool wait for a persist while it runs (once per chunk).
+ * Locks: table_lock (exclusive) allocates and frees slots; each slot's
+ * lock protects everything in it; file_lock serialises persists (the
+ * change count gen_hwm, the WAL record and the write of the file) and
+ * protects file_state (the last persisted state of every slot, which a
+ * write of the file needs).  Order: table_lock, slot lock, file_lock.  The
+ * WAL flush and the file write happen under the slot lock, so takers of
+ * one pool wait for a persist while it runs (once per chunk).
+ *
+ * A slot's index is reused once pool_users.c has freed it: holders of an
+ * index (ticket slots, backend caches) check that it still names their
+ * pool (snowid_pool_resolve) before they take.
  *
  * Writers.  SnowidPoolShared: pool_store.c alone (at start, and nused as
  * it fills a slot: snowid_pool_slot_from_state), but worker_latch
@@ -37,13 +43,17 @@
  * snowid_pool_persist (pool_store.c) made durable first, or by a load or
  * replay (pool_store.c).  next_off, status and demand move under the lock
  * in pool_take.c (taking), pool_grant.c (grants, answers, close) and
- * pool_sql.c (skip, untake); request, nrequests, detail and the rate
- * fields are pool_grant.c's; taken is pool_take.c's.
+ * pool_sql.c (skip, untake); request, nrequests, detail, failures and the
+ * rate fields are pool_grant.c's; taken is pool_take.c's; touched is set
+ * by pool_take.c (attach); the users (st.ndbs, st.dbs, st.flags) and
+ * users_changed are pool_users.c's.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef SNOWID_POOL_H
 #define SNOWID_POOL_H
+
+#include <math.h>
 
 #include "access/xlogreader.h"
 #include "compat.h"
@@ -59,6 +69,9 @@
 #define SNOWID_POOL_MIN_RANGE 10000	/* smallest range asked for */
 #define SNOWID_POOL_REQUEST_LEN 96
 #define SNOWID_POOL_DETAIL_LEN 256
+#define SNOWID_POOL_DBS 16		/* databases listed as users of a pool */
+#define SNOWID_POOL_IDLE_S 15	/* an unused slot is freed after this long */
+#define SNOWID_POOL_RATE_HALF_LIFE_S 60.0	/* of the smoothed rate */
 /* marks a start that replays a copied server's WAL: see snowid_pool_load */
 #define SNOWID_POOLS_COPIED "snowid.pools.copied"
 
@@ -74,7 +87,8 @@ typedef enum SnowidPoolStatus
 	SNOWID_POOL_OK,				/* facts known; ranges may be in hand */
 	SNOWID_POOL_EMPTY,			/* the registry has no values left */
 	SNOWID_POOL_UNKNOWN,		/* the registry has no such pool */
-	SNOWID_POOL_CLOSED			/* shutting down: nothing more is handed out */
+	SNOWID_POOL_CLOSED,			/* shutting down: nothing more is handed out */
+	SNOWID_POOL_UNUSABLE		/* its facts or a grant cannot serve: not asked */
 } SnowidPoolStatus;
 
 /* What the worker should ask the registry for, copied under the lock. */
@@ -89,7 +103,18 @@ typedef struct SnowidPoolNeed
 } SnowidPoolNeed;
 
 
-/* What is persisted of one pool: the WAL record and a line of the file. */
+/* SnowidPoolState.flags */
+#define SNOWID_POOL_FREED 0x01	/* this record frees the pool's slot */
+#define SNOWID_POOL_UPSTREAM 0x02	/* the registry's upstream pool draws on it */
+#define SNOWID_POOL_DBS_UNKNOWN 0x04	/* written by 1.4: users not known */
+#define SNOWID_POOL_DBS_MANY 0x08	/* used by more databases than listed */
+
+/*
+ * What is persisted of one pool: the WAL record and a line of the file.
+ * gen is the change count of all pools, raised by every persist: a record
+ * whose gen the file had reached when it was loaded is in the file.
+ * Records written by 1.4 end before flags (SNOWID_POOL_STATE_LEN_1_4).
+ */
 typedef struct SnowidPoolState
 {
 	char		name[SNOWID_POOL_NAME_LEN];
@@ -101,7 +126,12 @@ typedef struct SnowidPoolState
 	int64		floor;			/* nothing below it is handed out */
 	uint64		durable_off;	/* offsets of ranges[0] below may be used */
 	SnowidPoolRange ranges[SNOWID_POOL_RANGES];
+	uint32		flags;			/* SNOWID_POOL_FREED, ... */
+	int32		ndbs;
+	Oid			dbs[SNOWID_POOL_DBS];	/* databases whose tickets name it */
 } SnowidPoolState;
+
+#define SNOWID_POOL_STATE_LEN_1_4 offsetof(SnowidPoolState, flags)
 
 typedef struct SnowidPoolSlot
 {
@@ -118,17 +148,24 @@ typedef struct SnowidPoolSlot
 	uint64		rate_taken;		/* taken at rate_at */
 	TimestampTz rate_at;
 	double		rate;			/* values per second, smoothed */
+	uint64		failures;		/* answers that granted nothing usable */
+	TimestampTz touched;		/* last attach */
+	TimestampTz unknown_since;	/* the registry said "unknown" from then on */
+	bool		users_changed;	/* users differ from what was persisted */
 } SnowidPoolSlot;
 
 typedef struct SnowidPoolShared
 {
 	LWLock	   *table_lock;
 	LWLock	   *file_lock;
-	int			nused;			/* slots 0 .. nused - 1 are in use */
+	int			nused;			/* slots nused and above are free */
 	Latch	   *worker_latch;
 	pg_atomic_uint32 wake;		/* a taker woke the worker: serve the pools */
 	bool		from_backup;	/* this start replays a base backup's WAL */
 	TimestampTz key_epoch;		/* when this shared memory was set up */
+	pg_atomic_uint64 request_count;	/* request keys of every slot */
+	uint64		gen_hwm;		/* highest change count; under file_lock */
+	uint64		loaded_hwm;		/* records up to it are in the file */
 	SnowidPoolState file_state[SNOWID_POOL_MAX];	/* under file_lock */
 	bool		file_used[SNOWID_POOL_MAX];
 	SnowidPoolSlot slots[SNOWID_POOL_MAX];
@@ -163,6 +200,10 @@ extern void snowid_pool_shmem_startup(void);	/* loads snowid.pools */
  * worker; slot_from_state: a free slot for a state, table_lock held.
  */
 extern bool snowid_pool_name_ok(const char *name);
+extern char *snowid_pool_facts_why(const char *name, int64 start);
+extern void snowid_pool_release_slot(int idx);	/* table_lock, slot lock */
+extern void snowid_pool_wake_worker(void);
+extern int64 snowid_pool_in_hand_locked(SnowidPoolSlot *slot);	/* lock held */
 extern void snowid_state_settle(SnowidPoolState *st, uint64 *next_off);
 extern bool snowid_pool_wants(SnowidPoolSlot *slot);
 extern int	snowid_pool_slots(void);	/* highest slot index in use + 1 */
@@ -183,19 +224,22 @@ extern void snowid_pool_persist_releasing(int idx, SnowidPoolState *st);
  * otherwise).  Taking past half of the last range in hand wakes the worker.
  * wait: none in hand, wait (interruptibly, up to 10 s, not at all without a
  * registry) until one is, or the pool is empty, unknown or closed; true if
- * that happened.  Taking on a standby is an error (25006).
+ * that happened.  Taking on a standby is an error (25006).  resolve: the
+ * slot of pool `name`, idx if it still is (a slot freed meanwhile is
+ * attached again, with this database as its user); take refuses a slot
+ * that no longer holds `name` (55000).
  */
 extern int	snowid_pool_attach(const char *name, bool wait_facts);
-extern bool snowid_pool_take(int idx, int64 want, int64 *first, int64 *count);
+extern int	snowid_pool_resolve(int idx, const char *name);
+extern bool snowid_pool_take(int idx, const char *name, int64 want,
+							 int64 *first, int64 *count);
 snowid_noreturn extern void snowid_pool_error_none(int idx);
 extern bool snowid_pool_wait(int idx);
 extern void snowid_pool_facts(int idx, Oid *typid, int64 *maxvalue,
 							  int64 *start);
 extern int64 snowid_pool_in_hand(int idx);
 /* for pool_sql.c */
-extern void snowid_pool_wake_worker(void);
 extern void snowid_pool_refuse_standby(const char *name);
-extern int64 snowid_pool_in_hand_locked(SnowidPoolSlot *slot);	/* lock held */
 
 /*
  * pool_grant.c: for the worker.
@@ -223,10 +267,48 @@ extern void snowid_pool_answered(int idx, const char *request,
 								 SnowidPoolStatus status, Oid typid,
 								 int64 maxvalue, int64 start,
 								 const char *detail);
+extern void snowid_pool_refused(int idx, const char *detail);
 extern void snowid_pool_update_rate(TimestampTz now);
 extern double snowid_pool_rate(int idx);
+extern double snowid_pool_rate_locked(SnowidPoolSlot *slot, TimestampTz now);
 extern int	snowid_pool_close(int idx, SnowidPoolRange *tails);
 extern void snowid_pool_kept(int idx, SnowidPoolRange tail);
+
+/*
+ * pool_users.c: which databases use each pool, and freeing the slots that
+ * no one uses.  use: database dbid's ticket names pool idx (persisted; with
+ * undo_on_abort, forgotten again if the transaction aborts); unuse: at
+ * commit, dbid no longer names `name` (NULL: any pool); upstream: the
+ * registry's upstream pool draws on it, never freed; tidy: the worker's
+ * round, persisting users and freeing unused slots; reclaim: the table is
+ * full, free a slot of a pool that does not exist at once (true if one).
+ */
+extern void snowid_pool_use(int idx, const char *name, Oid dbid,
+							bool undo_on_abort);
+extern void snowid_pool_unuse_at_commit(const char *name, Oid dbid);
+extern void snowid_pool_upstream(int idx);
+extern void snowid_pools_tidy(TimestampTz now);
+extern bool snowid_pool_reclaim(void);
+
+/* Can a pool starting at `start` serve?  No value below 0 is handed out. */
+static inline bool
+snowid_pool_start_usable(int64 start)
+{
+	return start >= 0;
+}
+
+/*
+ * An exponentially smoothed rate: `rate` moved towards `seen` (values per
+ * second over the last `secs` seconds) by the weight of `secs` at a
+ * half-life of SNOWID_POOL_RATE_HALF_LIFE_S.  Pure.
+ */
+static inline double
+snowid_rate_smooth(double rate, double seen, double secs)
+{
+	double		keep = exp2(-secs / SNOWID_POOL_RATE_HALF_LIFE_S);
+
+	return seen + (rate - seen) * keep;
+}
 
 /* pool_store.c: the WAL record XLOG_SNOWID_POOL of snowid's rmgr */
 extern void snowid_pool_redo(XLogReaderState *record);

@@ -19,6 +19,7 @@
 #include "pool.h"
 #include "storage/fd.h"
 #include "storage/lwlock.h"
+#include "utils/timestamp.h"
 
 void
 snowid_pool_set_worker_latch(Latch *latch)
@@ -27,7 +28,7 @@ snowid_pool_set_worker_latch(Latch *latch)
 		snowid_pool_shared->worker_latch = latch;
 }
 
-/* A failure the worker met for pool idx, shown as its detail. */
+/* A failure the worker met for pool idx, shown as its detail, counted. */
 void
 snowid_pool_note(int idx, const char *detail)
 {
@@ -35,6 +36,24 @@ snowid_pool_note(int idx, const char *detail)
 
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	strlcpy(slot->detail, detail, SNOWID_POOL_DETAIL_LEN);
+	slot->failures++;
+	LWLockRelease(slot->lock);
+}
+
+/*
+ * The registry refused to grant (this server's lease, say): counted and
+ * shown; the request is asked again under the same key, so nothing the
+ * registry might have recorded for it is lost.
+ */
+void
+snowid_pool_refused(int idx, const char *detail)
+{
+	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
+
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	if (detail != NULL && detail[0] != '\0')
+		strlcpy(slot->detail, detail, SNOWID_POOL_DETAIL_LEN);
+	slot->failures++;
 	LWLockRelease(slot->lock);
 }
 
@@ -78,6 +97,11 @@ snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need)
 
 	memset(need, 0, sizeof(*need));
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	if (!slot->in_use)
+	{
+		LWLockRelease(slot->lock);
+		return false;			/* a free slot: no name, nothing to ask */
+	}
 	strlcpy(need->name, slot->st.name, SNOWID_POOL_NAME_LEN);
 	need->nheld = slot->st.nranges;
 	memcpy(need->held, slot->st.ranges, sizeof(need->held));
@@ -85,22 +109,39 @@ snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need)
 		slot->st.nranges < SNOWID_POOL_RANGES;
 	if (need->need)
 	{
-		/* the facts alone while no one has asked for values */
-		need->want = !OidIsValid(slot->st.typid) && !slot->demand ? 0 :
+		/*
+		 * The facts alone while no one has asked for values, and always
+		 * first (a pool whose facts cannot serve is granted nothing).
+		 */
+		need->want = slot->status == SNOWID_POOL_WAITING ||
+			(!OidIsValid(slot->st.typid) && !slot->demand) ? 0 :
 			Max(rate_want, SNOWID_POOL_MIN_RANGE);
 		if (slot->request[0] == '\0')
 		{
 			const char *start = snowid_registry != NULL ?
 				snowid_registry->start_id : "";
 
+			/* counted for all slots: a freed slot's index is reused */
+			slot->nrequests++;
 			snprintf(slot->request, SNOWID_POOL_REQUEST_LEN,
 					 "%s-" INT64_FORMAT "-" UINT64_FORMAT,
-					 start, snowid_pool_shared->key_epoch, ++slot->nrequests);
+					 start, snowid_pool_shared->key_epoch,
+					 pg_atomic_add_fetch_u64(&snowid_pool_shared->request_count, 1));
 		}
 		strlcpy(need->request, slot->request, SNOWID_POOL_REQUEST_LEN);
 	}
 	LWLockRelease(slot->lock);
 	return need->need;
+}
+
+/* A pool that cannot serve: asked nothing more (attach asks again). */
+static void
+snowid_pool_set_unusable(SnowidPoolSlot *slot, const char *why)
+{
+	strlcpy(slot->detail, why, SNOWID_POOL_DETAIL_LEN);
+	slot->failures++;
+	if (slot->status != SNOWID_POOL_CLOSED)
+		slot->status = SNOWID_POOL_UNUSABLE;
 }
 
 /* Take the pool's facts from an answer; slot lock held. */
@@ -140,6 +181,8 @@ snowid_pool_granted(int idx, const char *request, Oid typid, int64 maxvalue,
 	st = slot->st;
 	if (!snowid_pool_take_facts(&st, typid, maxvalue, start))
 		why = "its type, start or maximum differ from what this server knows of the pool";
+	else if ((why = snowid_pool_facts_why(st.name, start)) != NULL)
+		;
 	else if (first > last || first < start || last > maxvalue ||
 			 (uint64) last - (uint64) first == PG_UINT64_MAX)
 		why = "the range lies outside the pool's values";
@@ -152,8 +195,14 @@ snowid_pool_granted(int idx, const char *request, Oid typid, int64 maxvalue,
 			why = "the range overlaps one this server holds";
 	if (why != NULL)
 	{
-		/* ask afresh next time, under a new key */
+		/*
+		 * Nothing of it is used, and nothing more is asked for until a
+		 * ticket attaches again (then the facts first, under a new key):
+		 * a registry that keeps answering so would otherwise lose a range
+		 * on every heartbeat.
+		 */
 		slot->request[0] = '\0';
+		snowid_pool_set_unusable(slot, why);
 		LWLockRelease(slot->lock);
 		ereport(WARNING,
 				(errmsg("snowid ignores range [" INT64_FORMAT ", " INT64_FORMAT "] of pool \"%s\" from the registry",
@@ -196,9 +245,22 @@ snowid_pool_answered(int idx, const char *request, SnowidPoolStatus status,
 		(void) snowid_pool_take_facts(&slot->st, typid, maxvalue, start);
 	slot->request[0] = '\0';
 	strlcpy(slot->detail, detail != NULL ? detail : "", SNOWID_POOL_DETAIL_LEN);
+	if (status == SNOWID_POOL_EMPTY || status == SNOWID_POOL_UNKNOWN)
+		slot->failures++;
+	if (status == SNOWID_POOL_UNKNOWN && slot->status != SNOWID_POOL_UNKNOWN)
+		slot->unknown_since = GetCurrentTimestamp();
+	else if (status != SNOWID_POOL_UNKNOWN)
+		slot->unknown_since = 0;
 	if (slot->status != SNOWID_POOL_CLOSED)
 		slot->status = status == SNOWID_POOL_OK && !OidIsValid(slot->st.typid) ?
 			SNOWID_POOL_WAITING : status;
+	if (OidIsValid(slot->st.typid) && status != SNOWID_POOL_UNKNOWN)
+	{
+		char	   *why = snowid_pool_facts_why(slot->st.name, slot->st.start);
+
+		if (why != NULL)
+			snowid_pool_set_unusable(slot, why);
+	}
 	LWLockRelease(slot->lock);
 }
 
@@ -219,22 +281,34 @@ snowid_pool_update_rate(TimestampTz now)
 		}
 		else if (now - slot->rate_at >= USECS_PER_SEC)
 		{
-			/*
-			 * Over a second at least: the worker also runs right after a
-			 * taker woke it, and a block taken a moment ago would make a
-			 * rate of millions a second out of a few milliseconds.
-			 */
-			double		secs = (double) (now - slot->rate_at) / 1e6;
-			double		seen = (double) (slot->taken - slot->rate_taken) / secs;
-			/* weigh the last minute most */
-			double		w = Min(1.0, secs / 60.0);
-
-			slot->rate = slot->rate == 0 ? seen : slot->rate + w * (seen - slot->rate);
+			slot->rate = snowid_pool_rate_locked(slot, now);
 			slot->rate_at = now;
 			slot->rate_taken = slot->taken;
 		}
 		LWLockRelease(slot->lock);
 	}
+}
+
+/*
+ * The rate of slot (lock held) as of now: the smoothed rate moved by what
+ * was taken since the last update, so that an idle pool's rate falls (by
+ * half every SNOWID_POOL_RATE_HALF_LIFE_S) even while the worker does not
+ * update it.  Over a second at least: the worker also runs right after a
+ * taker woke it, and a block taken a moment ago would make a rate of
+ * millions a second out of a few milliseconds.  The first second's rate is
+ * taken as it is, to size the first range.
+ */
+double
+snowid_pool_rate_locked(SnowidPoolSlot *slot, TimestampTz now)
+{
+	double		secs;
+	double		seen;
+
+	if (slot->rate_at == 0 || now - slot->rate_at < USECS_PER_SEC)
+		return slot->rate;
+	secs = (double) (now - slot->rate_at) / 1e6;
+	seen = (double) (slot->taken - slot->rate_taken) / secs;
+	return slot->rate == 0 ? seen : snowid_rate_smooth(slot->rate, seen, secs);
 }
 
 double

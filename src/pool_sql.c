@@ -42,6 +42,8 @@ snowid_pool_state_text(SnowidPoolSlot *slot)
 			return "unknown";
 		case SNOWID_POOL_CLOSED:
 			return "closed";
+		case SNOWID_POOL_UNUSABLE:
+			return "unusable";
 	}
 	return "unknown";
 }
@@ -51,20 +53,30 @@ snowid_pool_holdings(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n;
+	TimestampTz now = GetCurrentTimestamp();
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (snowid_pool_shared == NULL)
 		return (Datum) 0;
+	/* failures: from 1.5 on (a database at 1.4 has eleven columns) */
+	if (rsinfo->setDesc->natts != 11 && rsinfo->setDesc->natts != 12)
+		elog(ERROR, "snowid_pool_holdings() has %d columns",
+			 rsinfo->setDesc->natts);
 	n = snowid_pool_slots();
 	for (int i = 0; i < n; i++)
 	{
 		SnowidPoolSlot *slot = &snowid_pool_shared->slots[i];
-		Datum		values[11];
-		bool		nulls[11] = {false};
+		Datum		values[12];
+		bool		nulls[12] = {false};
 		int64		in_hand;
 		double		rate;
 
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		if (!slot->in_use)
+		{
+			LWLockRelease(slot->lock);
+			continue;
+		}
 		snowid_state_settle(&slot->st, &slot->next_off);
 		values[0] = CStringGetTextDatum(slot->st.name);
 		values[1] = ObjectIdGetDatum(slot->st.typid);
@@ -83,7 +95,7 @@ snowid_pool_holdings(PG_FUNCTION_ARGS)
 		in_hand = snowid_pool_in_hand_locked(slot);
 		values[6] = Int64GetDatum(in_hand);
 		values[7] = Int32GetDatum(slot->st.nranges);
-		rate = slot->rate;
+		rate = snowid_pool_rate_locked(slot, now);
 		values[8] = DirectFunctionCall1(float8_numeric, Float8GetDatum(rate));
 		nulls[8] = slot->rate_at == 0;
 		if (rate > 0 && (double) in_hand / rate < 1e12)
@@ -97,6 +109,7 @@ snowid_pool_holdings(PG_FUNCTION_ARGS)
 			nulls[9] = true;
 		values[10] = CStringGetTextDatum(slot->detail);
 		nulls[10] = slot->detail[0] == '\0';
+		values[11] = Int64GetDatum((int64) Min(slot->failures, (uint64) PG_INT64_MAX));
 		LWLockRelease(slot->lock);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
@@ -127,8 +140,9 @@ snowid_pool_take_sql(PG_FUNCTION_ARGS)
 	if (RecoveryInProgress())
 		snowid_pool_refuse_standby(name);
 	idx = snowid_pool_attach(name, false);
+	snowid_pool_upstream(idx);
 	slot = &snowid_pool_shared->slots[idx];
-	if (want > 0 && snowid_pool_take(idx, want, &first, &count))
+	if (want > 0 && snowid_pool_take(idx, name, want, &first, &count))
 	{
 		values[0] = Int64GetDatum(first);
 		values[1] = Int64GetDatum(first + (count - 1));
@@ -149,6 +163,10 @@ snowid_pool_take_sql(PG_FUNCTION_ARGS)
 				break;
 			case SNOWID_POOL_CLOSED:
 				state = "closed";
+				break;
+			case SNOWID_POOL_UNUSABLE:
+				/* the registry's members wait; its holdings say why */
+				state = "wait";
 				break;
 			default:
 				state = want == 0 && slot->st.nranges > 0 ? "ok" : "wait";
@@ -174,6 +192,7 @@ snowid_pool_skip_sql(PG_FUNCTION_ARGS)
 	if (RecoveryInProgress())
 		snowid_pool_refuse_standby(name);
 	idx = snowid_pool_attach(name, false);
+	snowid_pool_upstream(idx);
 	slot = &snowid_pool_shared->slots[idx];
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	if (through == PG_INT64_MAX || (slot->st.floor > through))
@@ -216,6 +235,7 @@ snowid_pool_untake_sql(PG_FUNCTION_ARGS)
 	if (RecoveryInProgress())
 		snowid_pool_refuse_standby(name);
 	idx = snowid_pool_attach(name, false);
+	snowid_pool_upstream(idx);
 	slot = &snowid_pool_shared->slots[idx];
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	if (slot->status != SNOWID_POOL_CLOSED && slot->st.nranges > 0 &&

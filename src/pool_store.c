@@ -10,13 +10,16 @@
  * the new state:
  *
  *	 1. a WAL record of snowid's resource manager (XLOG_SNOWID_POOL, the
- *		whole state of one pool with its change count gen), flushed, and
+ *		whole state of one pool with gen, the change count of all pools,
+ *		raised under file_lock by every persist), flushed, and
  *		acknowledged by synchronous standbys where there are any, so that
  *		standbys learn the ranges and a promoted one resumes above them;
  *	 2. the file $PGDATA/snowid.pools (every pool, written aside, synced
  *		and renamed into place), which every start reads in the postmaster
  *		before anything is handed out; crash recovery replays only records
- *		newer (by gen) than what the file says;
+ *		newer (by gen) than the file's last write, which comes after every
+ *		record with a lower gen (persists are serialised by file_lock), so
+ *		that a pool freed since (pool_users.c) does not come back;
  *	 3. shared memory.
  * A crash thus resumes at durable_off (losing at most one chunk), a clean
  * shutdown (snowid_pool_close, from the worker) persists the exact offset,
@@ -49,7 +52,8 @@
 
 #define SNOWID_POOLS_FILE "snowid.pools"
 #define SNOWID_POOLS_TMP "snowid.pools.tmp"
-#define SNOWID_POOLS_MAGIC "snowid-pools-1"
+#define SNOWID_POOLS_MAGIC "snowid-pools-2"
+#define SNOWID_POOLS_MAGIC_1_4 "snowid-pools-1"
 
 SnowidPoolShared *snowid_pool_shared = NULL;
 
@@ -109,14 +113,31 @@ snowid_state_settle(SnowidPoolState *st, uint64 *next_off)
 	st->durable_off = Max(st->durable_off, *next_off);
 }
 
+/*
+ * Why a pool with these facts can never serve a pooled ticket, or NULL.
+ * Members hand out no value below 0 (the floor a slot starts with); the
+ * registry refuses pools starting below 1 since 1.5, older ones may.
+ */
+char *
+snowid_pool_facts_why(const char *name, int64 start)
+{
+	if (!snowid_pool_start_usable(start))
+		return psprintf("pool \"%s\" starts at " INT64_FORMAT ": pooled tickets hand out no value below 0, so its ranges there could never serve", name, start);
+	return NULL;
+}
+
 /* Does the slot want the worker to fetch a range?  Slot lock held. */
 bool
 snowid_pool_wants(SnowidPoolSlot *slot)
 {
-	if (slot->status == SNOWID_POOL_CLOSED || slot->status == SNOWID_POOL_UNKNOWN)
+	if (slot->status == SNOWID_POOL_CLOSED || slot->status == SNOWID_POOL_UNKNOWN ||
+		slot->status == SNOWID_POOL_UNUSABLE)
 		return false;
-	if (!OidIsValid(slot->st.typid))
+	/* the facts first (again, after a refusal), never a range with them */
+	if (!OidIsValid(slot->st.typid) || slot->status == SNOWID_POOL_WAITING)
 		return true;
+	if (!snowid_pool_start_usable(slot->st.start))
+		return false;			/* never a range of a pool that cannot serve */
 	if (slot->st.nranges == 0)
 		return slot->demand;
 	return slot->st.nranges == 1 &&
@@ -134,6 +155,32 @@ snowid_pool_slots(void)
 	n = snowid_pool_shared->nused;
 	LWLockRelease(snowid_pool_shared->table_lock);
 	return n;
+}
+
+void
+snowid_pool_wake_worker(void)
+{
+	Latch	   *latch = snowid_pool_shared->worker_latch;
+
+	pg_atomic_write_u32(&snowid_pool_shared->wake, 1);
+	if (latch != NULL)
+		SetLatch(latch);
+}
+
+/* Values in hand of a slot, capped at PG_INT64_MAX; slot lock held. */
+int64
+snowid_pool_in_hand_locked(SnowidPoolSlot *slot)
+{
+	uint64		sum = 0;
+
+	for (int i = 0; i < slot->st.nranges; i++)
+	{
+		uint64		v = snowid_range_size(&slot->st.ranges[i]) -
+			(i == 0 ? slot->next_off : 0);
+
+		sum = sum + v < sum ? PG_UINT64_MAX : sum + v;
+	}
+	return sum > (uint64) PG_INT64_MAX ? PG_INT64_MAX : (int64) sum;
 }
 
 /* ---------- shared memory ---------- */
@@ -169,6 +216,7 @@ snowid_pool_shmem_startup(void)
 
 		memset(snowid_pool_shared, 0, sizeof(SnowidPoolShared));
 		pg_atomic_init_u32(&snowid_pool_shared->wake, 0);
+		pg_atomic_init_u64(&snowid_pool_shared->request_count, 0);
 		/*
 		 * Request keys must never repeat: a crash restart of the backends
 		 * (restart_after_crash) keeps the postmaster's start identity but
@@ -196,41 +244,70 @@ snowid_pool_require_shared(void)
 	return snowid_pool_shared;
 }
 
-/* Put a loaded or replayed state into a free slot; table_lock held. */
+/*
+ * Put a state into a free slot (the lowest), as new; table_lock held
+ * (exclusive).  -1 if every slot is in use.
+ */
 int
 snowid_pool_slot_from_state(const SnowidPoolState *st)
 {
 	SnowidPoolSlot *slot;
-	int			idx = snowid_pool_shared->nused;
+	LWLock	   *lock;
+	int			idx = 0;
 
+	while (idx < SNOWID_POOL_MAX && snowid_pool_shared->slots[idx].in_use)
+		idx++;
 	if (idx >= SNOWID_POOL_MAX)
 		return -1;
 	slot = &snowid_pool_shared->slots[idx];
+	lock = slot->lock;
+	memset(slot, 0, sizeof(SnowidPoolSlot));
+	slot->lock = lock;
 	slot->st = *st;
 	slot->next_off = st->durable_off;
 	snowid_state_settle(&slot->st, &slot->next_off);
 	slot->status = OidIsValid(st->typid) ? SNOWID_POOL_OK : SNOWID_POOL_WAITING;
-	slot->request[0] = '\0';
-	slot->detail[0] = '\0';
+	if (OidIsValid(st->typid) && !snowid_pool_start_usable(st->start))
+	{
+		/* kept by a server before 1.5: its takers learn why at once */
+		slot->status = SNOWID_POOL_UNUSABLE;
+		strlcpy(slot->detail, snowid_pool_facts_why(st->name, st->start),
+				SNOWID_POOL_DETAIL_LEN);
+	}
 	slot->in_use = true;
-	snowid_pool_shared->nused++;
+	snowid_pool_shared->nused = Max(snowid_pool_shared->nused, idx + 1);
 	return idx;
+}
+
+/*
+ * Free slot idx, whose freeing (a state with SNOWID_POOL_FREED) the caller
+ * persisted or replayed; table_lock held (exclusive) and the slot's lock.
+ */
+void
+snowid_pool_release_slot(int idx)
+{
+	snowid_pool_shared->slots[idx].in_use = false;
+	while (snowid_pool_shared->nused > 0 &&
+		   !snowid_pool_shared->slots[snowid_pool_shared->nused - 1].in_use)
+		snowid_pool_shared->nused--;
 }
 
 /* ---------- the file ---------- */
 
 /*
- * The file $PGDATA/snowid.pools: the line "snowid-pools-1", then one line
+ * The file $PGDATA/snowid.pools: the line "snowid-pools-2", then one line
  * per pool:
  *
  *	 pool <name> <gen> <typid> <start> <maxvalue> <floor> <durable_off>
- *		<nranges> [<first> <last>]... <crc>
+ *		<nranges> [<first> <last>]... <flags> <ndbs> [<database oid>]... <crc>
  *
  * (one line; crc is the CRC-32C of the text before it, in hex), then
- * "end <number of pools>".  Anything else is corruption.
+ * "end <number of pools> <highest change count written>".  A file of 1.4
+ * ("snowid-pools-1") has neither flags nor databases, nor the change count
+ * on its end line.  Anything else is corruption.
  */
 static void
-snowid_pool_format_line(StringInfo buf, const SnowidPoolState *st)
+snowid_pool_format_line(StringInfo buf, const SnowidPoolState *st, bool v1)
 {
 	int			from = buf->len;
 	pg_crc32c	crc;
@@ -242,6 +319,12 @@ snowid_pool_format_line(StringInfo buf, const SnowidPoolState *st)
 	for (int i = 0; i < st->nranges; i++)
 		appendStringInfo(buf, " " INT64_FORMAT " " INT64_FORMAT,
 						 st->ranges[i].first, st->ranges[i].last);
+	if (!v1)
+	{
+		appendStringInfo(buf, " %u %d", st->flags, st->ndbs);
+		for (int i = 0; i < st->ndbs; i++)
+			appendStringInfo(buf, " %u", st->dbs[i]);
+	}
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, buf->data + from, buf->len - from);
 	FIN_CRC32C(crc);
@@ -308,12 +391,15 @@ snowid_pool_state_sane(const SnowidPoolState *st)
 			return false;
 	if (st->nranges > 0 && st->durable_off > snowid_range_size(&st->ranges[0]))
 		return false;
+	if (st->ndbs < 0 || st->ndbs > SNOWID_POOL_DBS ||
+		(st->flags & SNOWID_POOL_FREED) != 0)
+		return false;
 	return true;
 }
 
 /* Parse one line (NUL-terminated, no newline) into st. */
 static bool
-snowid_pool_parse_line(const char *line, SnowidPoolState *st)
+snowid_pool_parse_line(const char *line, SnowidPoolState *st, bool v1)
 {
 	char	   *copy = pstrdup(line);
 	char	   *p = copy;
@@ -347,29 +433,54 @@ snowid_pool_parse_line(const char *line, SnowidPoolState *st)
 		if (!snowid_pool_int(&p, false, &st->ranges[i].first) ||
 			!snowid_pool_int(&p, false, &st->ranges[i].last))
 			goto done;
+	if (!v1)
+	{
+		if (!snowid_pool_int(&p, true, &v) || v > PG_UINT32_MAX)
+			goto done;
+		st->flags = (uint32) v;
+		if (!snowid_pool_int(&p, false, &v) || v < 0 || v > SNOWID_POOL_DBS)
+			goto done;
+		st->ndbs = (int32) v;
+		for (int i = 0; i < st->ndbs; i++)
+		{
+			if (!snowid_pool_int(&p, true, &v) || v > PG_UINT32_MAX)
+				goto done;
+			st->dbs[i] = (Oid) v;
+		}
+	}
 	if (!snowid_pool_state_sane(st))
 		goto done;
 	/* the rest must be the CRC: compare with the line this state makes */
 	initStringInfo(&again);
-	snowid_pool_format_line(&again, st);
+	snowid_pool_format_line(&again, st, v1);
 	again.data[--again.len] = '\0'; /* the newline */
 	ok = strcmp(again.data, line) == 0;
 	pfree(again.data);
+	/* who uses a pool of 1.4 is not known: never freed as unused */
+	if (v1)
+		st->flags = SNOWID_POOL_DBS_UNKNOWN;
 done:
 	pfree(copy);
 	return ok;
 }
 
-/* Read and parse the file into states; -1 if there is none.  FATAL if bad. */
+/*
+ * Read and parse the file into states; -1 if there is none.  FATAL if bad.
+ * *hwm: the change count on its end line (0 in a file of 1.4).
+ */
 static int
-snowid_pool_read_file(SnowidPoolState *states)
+snowid_pool_read_file(SnowidPoolState *states, uint64 *hwm, bool *file_v1)
 {
 	FILE	   *f;
 	char		line[1024];
 	int			n = 0;
 	int			lineno = 0;
 	bool		ended = false;
+	bool		v1 = false;
 	const char *why = NULL;
+
+	*hwm = 0;
+	*file_v1 = true;
 
 	f = AllocateFile(SNOWID_POOLS_FILE, "r");
 	if (f == NULL)
@@ -396,19 +507,27 @@ snowid_pool_read_file(SnowidPoolState *states)
 			why = "text follows the end line";
 		else if (lineno == 1)
 		{
-			if (strcmp(line, SNOWID_POOLS_MAGIC) != 0)
+			v1 = strcmp(line, SNOWID_POOLS_MAGIC_1_4) == 0;
+			if (!v1 && strcmp(line, SNOWID_POOLS_MAGIC) != 0)
 				why = "the first line is not \"" SNOWID_POOLS_MAGIC "\"";
 		}
 		else if (strncmp(line, "end ", 4) == 0)
 		{
-			if (sscanf(line, "end %d", &count) != 1 || count != n ||
-				strcmp(line, psprintf("end %d", n)) != 0)
+			unsigned long long end_hwm = 0;
+
+			if (v1 ? (sscanf(line, "end %d", &count) != 1 || count != n ||
+					  strcmp(line, psprintf("end %d", n)) != 0) :
+				(sscanf(line, "end %d %llu", &count, &end_hwm) != 2 ||
+				 count != n ||
+				 strcmp(line, psprintf("end %d " UINT64_FORMAT, n,
+									   (uint64) end_hwm)) != 0))
 				why = "the end line does not match the pools listed";
+			*hwm = (uint64) end_hwm;
 			ended = true;
 		}
 		else if (n >= SNOWID_POOL_MAX)
 			why = "it lists more pools than a server holds";
-		else if (!snowid_pool_parse_line(line, &states[n]))
+		else if (!snowid_pool_parse_line(line, &states[n], v1))
 			why = psprintf("line %d is not a valid pool line", lineno);
 		else
 		{
@@ -425,6 +544,7 @@ snowid_pool_read_file(SnowidPoolState *states)
 	FreeFile(f);
 	if (why == NULL && !ended)
 		why = "it has no end line";
+	*file_v1 = v1;
 	if (why != NULL)
 		ereport(FATAL,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -461,7 +581,9 @@ static void
 snowid_pool_load(void)
 {
 	SnowidPoolState states[SNOWID_POOL_MAX];
-	int			n = snowid_pool_read_file(states);
+	uint64		hwm;
+	bool		file_v1;
+	int			n = snowid_pool_read_file(states, &hwm, &file_v1);
 	int64		dropped = 0;
 	int			last_idx = -1;
 
@@ -509,8 +631,17 @@ snowid_pool_load(void)
 		idx = snowid_pool_slot_from_state(&states[i]);
 		snowid_pool_shared->file_state[idx] = states[i];
 		snowid_pool_shared->file_used[idx] = true;
+		hwm = Max(hwm, states[i].gen);
 		last_idx = idx;
 	}
+	/*
+	 * Replay skips the records the file has seen; not in a file of 1.4,
+	 * whose change counts were per pool, nor in the WAL of a copy (each of
+	 * its records is given up, compared per pool as before).
+	 */
+	snowid_pool_shared->gen_hwm = hwm;
+	snowid_pool_shared->loaded_hwm = n >= 0 && !file_v1 && !from_backup ?
+		hwm : 0;
 	if (from_backup && last_idx >= 0)
 	{
 		snowid_pool_write_file(last_idx, &snowid_pool_shared->file_state[last_idx], FATAL);
@@ -535,16 +666,19 @@ snowid_pool_write_file(int idx, const SnowidPoolState *st, int elevel)
 	int			n = 0;
 
 	snowid_pool_shared->file_state[idx] = *st;
-	snowid_pool_shared->file_used[idx] = true;
+	snowid_pool_shared->file_used[idx] = (st->flags & SNOWID_POOL_FREED) == 0;
+	snowid_pool_shared->gen_hwm = Max(snowid_pool_shared->gen_hwm, st->gen);
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, SNOWID_POOLS_MAGIC "\n");
 	for (int i = 0; i < SNOWID_POOL_MAX; i++)
 		if (snowid_pool_shared->file_used[i])
 		{
-			snowid_pool_format_line(&buf, &snowid_pool_shared->file_state[i]);
+			snowid_pool_format_line(&buf, &snowid_pool_shared->file_state[i],
+									false);
 			n++;
 		}
-	appendStringInfo(&buf, "end %d\n", n);
+	appendStringInfo(&buf, "end %d " UINT64_FORMAT "\n", n,
+					 snowid_pool_shared->gen_hwm);
 	(void) snowid_write_durably(SNOWID_POOLS_FILE, SNOWID_POOLS_TMP,
 								buf.data, buf.len, elevel);
 	pfree(buf.data);
@@ -562,20 +696,25 @@ snowid_pool_persist(int idx, SnowidPoolState *st)
 
 	if (RecoveryInProgress())
 		elog(ERROR, "snowid pool state cannot be persisted during recovery");
-	st->gen = snowid_pool_shared->slots[idx].st.gen + 1;
-	XLogBeginInsert();
-	XLogRegisterData((char *) st, sizeof(SnowidPoolState));
-	lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_POOL);
 	/*
-	 * The change count is spent even if the file write below fails: the
-	 * next record must carry a higher one, or replay would skip it.
+	 * Under file_lock from the change count to the file: the file's writes
+	 * follow the order of the counts, so the count it was last written
+	 * with says which records it has seen.
 	 */
-	snowid_pool_shared->slots[idx].st.gen = st->gen;
-	XLogFlush(lsn);
-	SyncRepWaitForLSN(lsn, false);
 	LWLockAcquire(snowid_pool_shared->file_lock, LW_EXCLUSIVE);
 	PG_TRY();
 	{
+		st->gen = ++snowid_pool_shared->gen_hwm;
+		XLogBeginInsert();
+		XLogRegisterData((char *) st, sizeof(SnowidPoolState));
+		lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_POOL);
+		/*
+		 * The change count is spent even if the file write below fails: the
+		 * next record must carry a higher one, or replay would skip it.
+		 */
+		snowid_pool_shared->slots[idx].st.gen = st->gen;
+		XLogFlush(lsn);
+		SyncRepWaitForLSN(lsn, false);
 		snowid_pool_write_file(idx, st, ERROR);
 	}
 	PG_FINALLY();
@@ -607,20 +746,38 @@ snowid_pool_persist_releasing(int idx, SnowidPoolState *st)
 
 /* ---------- replay ---------- */
 
+/* The state a record carries (one of 1.4 too: *v1); false if malformed. */
+static bool
+snowid_pool_record_state(XLogReaderState *record, SnowidPoolState *st,
+						 bool *v1)
+{
+	uint32		len = XLogRecGetDataLen(record);
+
+	memset(st, 0, sizeof(*st));
+	*v1 = len == SNOWID_POOL_STATE_LEN_1_4;
+	if (len != sizeof(SnowidPoolState) && !*v1)
+		return false;
+	memcpy(st, XLogRecGetData(record), len);
+	st->name[SNOWID_POOL_NAME_LEN - 1] = '\0';
+	if (*v1)
+		st->flags = SNOWID_POOL_DBS_UNKNOWN;
+	st->ndbs = Min(Max(st->ndbs, 0), SNOWID_POOL_DBS);
+	return true;
+}
+
 void
 snowid_pool_redo(XLogReaderState *record)
 {
 	SnowidPoolState st;
 	SnowidPoolSlot *slot;
 	int			idx = -1;
+	bool		v1;
 
 	if (snowid_pool_shared == NULL)
 		elog(PANIC, "snowid_pool_redo: shared memory is not initialised");
-	if (XLogRecGetDataLen(record) != sizeof(SnowidPoolState))
+	if (!snowid_pool_record_state(record, &st, &v1))
 		elog(PANIC, "snowid_pool_redo: record of %u bytes, expected %zu",
 			 XLogRecGetDataLen(record), sizeof(SnowidPoolState));
-	memcpy(&st, XLogRecGetData(record), sizeof(st));
-	st.name[SNOWID_POOL_NAME_LEN - 1] = '\0';
 	/*
 	 * The WAL of the server this one was copied from: not our ranges; and
 	 * a change count above the rest of that WAL, should this recovery be
@@ -631,11 +788,34 @@ snowid_pool_redo(XLogReaderState *record)
 		(void) snowid_state_give_up(&st);
 		st.gen += UINT64CONST(1) << 40;
 	}
+	/* in the file already (a pool freed since must not come back) */
+	else if (!v1 && st.gen <= snowid_pool_shared->loaded_hwm)
+		return;
 
 	LWLockAcquire(snowid_pool_shared->table_lock, LW_EXCLUSIVE);
 	for (int i = 0; i < snowid_pool_shared->nused; i++)
-		if (strcmp(snowid_pool_shared->slots[i].st.name, st.name) == 0)
+		if (snowid_pool_shared->slots[i].in_use &&
+			strcmp(snowid_pool_shared->slots[i].st.name, st.name) == 0)
 			idx = i;
+	if ((st.flags & SNOWID_POOL_FREED) != 0)
+	{
+		/* the pool's slot was freed */
+		if (idx >= 0)
+		{
+			slot = &snowid_pool_shared->slots[idx];
+			LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+			if (st.gen > slot->st.gen)
+			{
+				LWLockAcquire(snowid_pool_shared->file_lock, LW_EXCLUSIVE);
+				snowid_pool_write_file(idx, &st, ERROR);
+				LWLockRelease(snowid_pool_shared->file_lock);
+				snowid_pool_release_slot(idx);
+			}
+			LWLockRelease(slot->lock);
+		}
+		LWLockRelease(snowid_pool_shared->table_lock);
+		return;
+	}
 	if (idx < 0)
 	{
 		SnowidPoolState empty;
@@ -672,20 +852,16 @@ void
 snowid_pool_desc(StringInfo buf, XLogReaderState *record)
 {
 	SnowidPoolState st;
+	bool		v1;
 
-	if (XLogRecGetDataLen(record) != sizeof(SnowidPoolState))
+	/* the record as written: no shared memory here (pg_waldump) */
+	if (!snowid_pool_record_state(record, &st, &v1))
 		return;
-	memcpy(&st, XLogRecGetData(record), sizeof(st));
-	st.name[SNOWID_POOL_NAME_LEN - 1] = '\0';
-	/*
-	 * The WAL of the server this one was copied from: not our ranges; and
-	 * a change count above the rest of that WAL, should this recovery be
-	 * interrupted and resumed.
-	 */
-	if (snowid_pool_shared->from_backup)
+	if ((st.flags & SNOWID_POOL_FREED) != 0)
 	{
-		(void) snowid_state_give_up(&st);
-		st.gen += UINT64CONST(1) << 40;
+		appendStringInfo(buf, "pool %s change " UINT64_FORMAT " freed",
+						 st.name, st.gen);
+		return;
 	}
 	appendStringInfo(buf, "pool %s change " UINT64_FORMAT " used below offset "
 					 UINT64_FORMAT " floor " INT64_FORMAT " ranges",

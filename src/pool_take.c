@@ -24,23 +24,25 @@
 /* the most a wait for the registry lasts, in ms */
 #define SNOWID_POOL_WAIT_MS 10000
 
-void
-snowid_pool_wake_worker(void)
-{
-	Latch	   *latch = snowid_pool_shared->worker_latch;
-
-	pg_atomic_write_u32(&snowid_pool_shared->wake, 1);
-	if (latch != NULL)
-		SetLatch(latch);
-}
-
 static int
 snowid_pool_find(const char *name)
 {
 	for (int i = 0; i < snowid_pool_shared->nused; i++)
-		if (strcmp(snowid_pool_shared->slots[i].st.name, name) == 0)
+		if (snowid_pool_shared->slots[i].in_use &&
+			strcmp(snowid_pool_shared->slots[i].st.name, name) == 0)
 			return i;
 	return -1;
+}
+
+/* A pool whose facts or grants cannot serve: the error, with why. */
+static void
+snowid_pool_refuse_unusable(const char *name, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("pool \"%s\" cannot serve this server", name),
+			 detail[0] != '\0' ? errdetail("%s", snowid_sentence(detail)) : 0,
+			 errhint("Create a pool starting at 1 or above on the registry (snowid_pool_create) and use that one.")));
 }
 
 /*
@@ -97,8 +99,15 @@ snowid_pool_attach(const char *name, bool wait_facts)
 				 errdetail("Pool names have 1 to %d letters, digits, underscores, hyphens and dots.",
 						   SNOWID_POOL_NAME_LEN - 1)));
 
+	/* touched under table_lock: not freed for SNOWID_POOL_IDLE_S now */
 	LWLockAcquire(shared->table_lock, LW_SHARED);
 	idx = snowid_pool_find(name);
+	if (idx >= 0)
+	{
+		LWLockAcquire(shared->slots[idx].lock, LW_EXCLUSIVE);
+		shared->slots[idx].touched = GetCurrentTimestamp();
+		LWLockRelease(shared->slots[idx].lock);
+	}
 	LWLockRelease(shared->table_lock);
 	if (idx < 0 && wait_facts && !snowid_registry_named())
 		ereport(ERROR,
@@ -106,26 +115,39 @@ snowid_pool_attach(const char *name, bool wait_facts)
 				 errmsg("the registry has not told this server about pool \"%s\"", name),
 				 errdetail("%s", snowid_pool_registry_text()),
 				 errhint("Set snowid.registry to the connection string of the registry that has the pool, and reload.")));
-	if (idx < 0)
+	for (int attempt = 0; idx < 0; attempt++)
 	{
 		LWLockAcquire(shared->table_lock, LW_EXCLUSIVE);
 		idx = snowid_pool_find(name);
-		if (idx < 0 && shared->nused < SNOWID_POOL_MAX)
+		if (idx < 0)
 		{
 			SnowidPoolState empty;
 
 			memset(&empty, 0, sizeof(empty));
 			strlcpy(empty.name, name, SNOWID_POOL_NAME_LEN);
 			idx = snowid_pool_slot_from_state(&empty);
-			created = true;
+			created = idx >= 0;
+		}
+		/* touched at once: the slot of a new pool has no user yet */
+		if (idx >= 0)
+		{
+			LWLockAcquire(shared->slots[idx].lock, LW_EXCLUSIVE);
+			shared->slots[idx].touched = GetCurrentTimestamp();
+			LWLockRelease(shared->slots[idx].lock);
 		}
 		LWLockRelease(shared->table_lock);
+		/* full: free a slot of a pool that does not exist, and try again */
+		if (idx < 0 && attempt == 0 && snowid_pool_reclaim())
+			continue;
 		if (idx < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 					 errmsg("this server cannot draw from pool \"%s\"", name),
 					 errdetail("It already draws from %d pools, the most it can.",
-							   SNOWID_POOL_MAX)));
+							   SNOWID_POOL_MAX),
+					 errhint("A pool's slot is freed once no ticket sequence names it and it holds no values, or once the registry has no such pool, %d seconds after its last use.",
+							 SNOWID_POOL_IDLE_S)));
+		break;
 	}
 	if (!wait_facts)
 	{
@@ -135,11 +157,16 @@ snowid_pool_attach(const char *name, bool wait_facts)
 	}
 
 	slot = &shared->slots[idx];
-	/* ask again about a pool the registry did not have: it may have it now */
+	/*
+	 * Ask again about a pool the registry did not have (it may have it
+	 * now), or that could not serve (once per ticket created).
+	 */
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-	if (slot->status == SNOWID_POOL_UNKNOWN)
+	if (slot->status == SNOWID_POOL_UNKNOWN ||
+		slot->status == SNOWID_POOL_UNUSABLE)
 	{
 		slot->status = SNOWID_POOL_WAITING;
+		slot->unknown_since = 0;
 		created = true;
 	}
 	LWLockRelease(slot->lock);
@@ -162,7 +189,9 @@ snowid_pool_attach(const char *name, bool wait_facts)
 					 errmsg("pool \"%s\" does not exist in the registry", name),
 					 detail[0] != '\0' ? errdetail("%s", snowid_sentence(detail)) : 0,
 					 errhint("Create it on the registry with snowid_pool_create().")));
-		if (known)
+		if (status == SNOWID_POOL_UNUSABLE)
+			snowid_pool_refuse_unusable(name, detail);
+		if (known && status != SNOWID_POOL_WAITING)
 			return idx;
 		if (!snowid_registry_named() || waited >= SNOWID_POOL_WAIT_MS)
 			ereport(ERROR,
@@ -208,7 +237,8 @@ snowid_pool_wait(int idx)
 		LWLockAcquire(slot->lock, LW_SHARED);
 		done = slot->st.nranges > 0 || slot->status == SNOWID_POOL_EMPTY ||
 			slot->status == SNOWID_POOL_UNKNOWN ||
-			slot->status == SNOWID_POOL_CLOSED;
+			slot->status == SNOWID_POOL_CLOSED ||
+			slot->status == SNOWID_POOL_UNUSABLE;
 		LWLockRelease(slot->lock);
 		}
 		if (done)
@@ -231,8 +261,35 @@ snowid_pool_refuse_standby(const char *name)
 			 errhint("Take values on the primary.")));
 }
 
+/*
+ * The slot of pool `name` for a holder of index idx (-1: none yet): idx if
+ * it still holds that pool, else the pool attached again, for this
+ * database (pool_users.c freed the slot while no ticket named the pool).
+ */
+int
+snowid_pool_resolve(int idx, const char *name)
+{
+	SnowidPoolShared *shared = snowid_pool_require_shared();
+	bool		same = false;
+
+	if (idx >= 0 && idx < SNOWID_POOL_MAX)
+	{
+		SnowidPoolSlot *slot = &shared->slots[idx];
+
+		LWLockAcquire(slot->lock, LW_SHARED);
+		same = slot->in_use && strcmp(slot->st.name, name) == 0;
+		LWLockRelease(slot->lock);
+	}
+	if (same)
+		return idx;
+	idx = snowid_pool_attach(name, false);
+	snowid_pool_use(idx, name, MyDatabaseId, false);
+	return idx;
+}
+
 bool
-snowid_pool_take(int idx, int64 want, int64 *first, int64 *count)
+snowid_pool_take(int idx, const char *name, int64 want, int64 *first,
+				 int64 *count)
 {
 	SnowidPoolSlot *slot = &snowid_pool_shared->slots[idx];
 	SnowidPoolRange *r;
@@ -244,10 +301,19 @@ snowid_pool_take(int idx, int64 want, int64 *first, int64 *count)
 
 	Assert(want > 0);
 	if (RecoveryInProgress())
-		snowid_pool_refuse_standby(slot->st.name);
+		snowid_pool_refuse_standby(name);
 	if (SNOWID_GATE_NODE(gate) < 0)
 		return false;			/* snowid_pool_error_none says why */
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	if (!slot->in_use || strcmp(slot->st.name, name) != 0)
+	{
+		LWLockRelease(slot->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this server released its slot of pool \"%s\" meanwhile", name),
+				 errdetail("No ticket sequence named the pool for a while, and it held no values."),
+				 errhint("Try again: the pool is attached again.")));
+	}
 	slot->demand = true;
 	snowid_state_settle(&slot->st, &slot->next_off);
 	if (slot->status == SNOWID_POOL_CLOSED || slot->st.nranges == 0)
@@ -315,6 +381,8 @@ snowid_pool_error_none(int idx)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("pool \"%s\" is closed", name),
 				 errdetail("The server is shutting down and has given back what it held.")));
+	if (status == SNOWID_POOL_UNUSABLE)
+		snowid_pool_refuse_unusable(name, detail);
 	if (status == SNOWID_POOL_UNKNOWN)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -342,22 +410,6 @@ snowid_pool_facts(int idx, Oid *typid, int64 *maxvalue, int64 *start)
 	*maxvalue = slot->st.maxvalue;
 	*start = slot->st.start;
 	LWLockRelease(slot->lock);
-}
-
-/* Values in hand of a slot, capped at PG_INT64_MAX; slot lock held. */
-int64
-snowid_pool_in_hand_locked(SnowidPoolSlot *slot)
-{
-	uint64		sum = 0;
-
-	for (int i = 0; i < slot->st.nranges; i++)
-	{
-		uint64		v = snowid_range_size(&slot->st.ranges[i]) -
-			(i == 0 ? slot->next_off : 0);
-
-		sum = sum + v < sum ? PG_UINT64_MAX : sum + v;
-	}
-	return sum > (uint64) PG_INT64_MAX ? PG_INT64_MAX : (int64) sum;
 }
 
 int64

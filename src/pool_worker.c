@@ -271,6 +271,7 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 	else if (strcmp(result, "wait") != 0)
 	{
 		/* refused (the lease ended meanwhile) or an answer we do not know */
+		snowid_pool_refused(idx, detail);
 		ereport(LOG,
 				(errmsg("snowid registry did not grant a range of pool \"%s\": %s",
 						need->name, result),
@@ -297,6 +298,7 @@ snowid_pools_serve(int node, const char *start, char **error)
 
 	if (n == 0)
 		return true;
+	snowid_pools_tidy(GetCurrentTimestamp());
 	snowid_pool_update_rate(GetCurrentTimestamp());
 
 	initStringInfo(&names);

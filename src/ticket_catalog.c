@@ -354,3 +354,72 @@ snowid_ticket_forget(Oid relid)
 	systable_endscan(scan);
 	table_close(rel, RowExclusiveLock);
 }
+
+/*
+ * The pool that ticket relid's row names, into pool (SNOWID_POOL_NAME_LEN
+ * bytes); false if it has no row or the row names none.  And whether any
+ * row but relid's names pool `pool`.  Both read the table in C with the
+ * latest snapshot, so that rows this transaction deleted (an earlier
+ * ticket of the same DROP) are not seen.
+ */
+static bool
+snowid_ticket_scan_pool(Oid only, Oid except, const char *pool, char *found_pool)
+{
+	Oid			table = snowid_ticket_table(NULL);
+	AttrNumber	pool_attnum;
+	Relation	rel;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tup;
+	bool		found = false;
+
+	if (!OidIsValid(table))
+		return false;
+	pool_attnum = get_attnum(table, "pool");
+	if (pool_attnum <= 0)
+		return false;			/* a database still at 1.3: no pools */
+	rel = table_open(table, AccessShareLock);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = systable_beginscan(rel, InvalidOid, false, snapshot, 0, NULL);
+	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		bool		isnull;
+		Datum		seq = heap_getattr(tup, Anum_ticket_seqrelid, desc, &isnull);
+		Datum		d;
+		char		name[SNOWID_POOL_NAME_LEN];
+
+		if (isnull || (OidIsValid(only) && DatumGetObjectId(seq) != only) ||
+			DatumGetObjectId(seq) == except)
+			continue;
+		d = heap_getattr(tup, pool_attnum, desc, &isnull);
+		if (isnull)
+			continue;
+		text_to_cstring_buffer(DatumGetTextPP(d), name, sizeof(name));
+		if (found_pool != NULL)
+		{
+			strlcpy(found_pool, name, SNOWID_POOL_NAME_LEN);
+			found = true;
+		}
+		else
+			found = strcmp(name, pool) == 0;
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+bool
+snowid_ticket_pool_of(Oid relid, char *pool)
+{
+	if (get_rel_relkind(relid) != RELKIND_SEQUENCE)
+		return false;
+	return snowid_ticket_scan_pool(relid, InvalidOid, NULL, pool);
+}
+
+bool
+snowid_ticket_pool_named(const char *pool, Oid except)
+{
+	return snowid_ticket_scan_pool(InvalidOid, except, pool, NULL);
+}

@@ -36,5 +36,7 @@ extern Oid	snowid_ticket_catalog_owner(Oid extnsp);
 extern bool snowid_ticket_has_dependency(Oid relid, Oid extoid);
 extern bool snowid_ticket_is_ticket(Oid relid, Oid extoid);
 extern void snowid_ticket_forget(Oid relid);
+extern bool snowid_ticket_pool_of(Oid relid, char *pool);
+extern bool snowid_ticket_pool_named(const char *pool, Oid except);
 
 #endif							/* SNOWID_TICKET_CATALOG_H */

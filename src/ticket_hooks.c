@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "parser/parse_type.h"
+#include "pool.h"
 #include "tcop/utility.h"
 #include "ticket.h"
 #include "ticket_catalog.h"
@@ -56,6 +57,22 @@ static ProcessUtility_hook_type prev_process_utility = NULL;
 /* ---------- DROP ---------- */
 
 /*
+ * A pooled ticket is dropped: if no other ticket of this database names its
+ * pool, this database no longer uses the pool once the DROP commits
+ * (pool_users.c then frees the pool's slot if no one else uses it).
+ */
+static void
+snowid_ticket_pool_dropped(Oid relid)
+{
+	char		pool[SNOWID_POOL_NAME_LEN];
+
+	if (snowid_pool_shared == NULL || !snowid_ticket_pool_of(relid, pool))
+		return;
+	if (!snowid_ticket_pool_named(pool, relid))
+		snowid_pool_unuse_at_commit(pool, MyDatabaseId);
+}
+
+/*
  * DROP of a sequence, of the extension or of a database frees the slots it
  * leaves behind.  DROP of a ticket sequence also removes its row of
  * snowid_ticket here, in the dropping transaction: OAT_DROP runs in every
@@ -73,7 +90,15 @@ snowid_ticket_object_access(ObjectAccessType access, Oid classId,
 	if (access != OAT_DROP)
 		return;
 	if (classId == RelationRelationId && subId == 0)
+	{
+		snowid_ticket_pool_dropped(objectId);
 		snowid_ticket_forget(objectId);
+	}
+	else if (classId == DatabaseRelationId)
+		snowid_pool_unuse_at_commit(NULL, objectId);
+	else if (classId == ExtensionRelationId &&
+			 objectId == get_extension_oid("snowid", true))
+		snowid_pool_unuse_at_commit(NULL, MyDatabaseId);
 	if (ticket_shared == NULL)
 		return;
 	if (classId == RelationRelationId && subId == 0)

@@ -90,7 +90,7 @@ snowid_ticket_read_catalog(Oid extnsp, Oid relid, SnowidTicketEntry *entry)
 				 errdetail("The row of snowid_ticket has been changed by hand.")));
 	/* a pooled ticket: its pool's slot in this server's holdings */
 	entry->pool_idx = entry->pool[0] != '\0' ?
-		snowid_pool_attach(entry->pool, false) : -1;
+		snowid_pool_resolve(-1, entry->pool) : -1;
 }
 /*
  * The cache entry of ticket relid with valid settings; checks USAGE or

@@ -591,8 +591,11 @@ snowid_ticket_reserve(SnowidTicketSlot *slot, SnowidTicketEntry *entry,
 		int64		first;
 		int64		count;
 
+		/* a slot freed and reused since the binding: attached again */
+		slot->pool_idx = snowid_pool_resolve(slot->pool_idx, entry->pool);
 		/* persisted by pool.c before it returns; no served mark needed */
-		if (snowid_pool_take(slot->pool_idx, entry->spec.block, &first, &count))
+		if (snowid_pool_take(slot->pool_idx, entry->pool, entry->spec.block,
+							 &first, &count))
 		{
 			slot->next_first = first;
 			slot->next_count = (uint32) count;

@@ -183,6 +183,8 @@ snowid_ticket_create(PG_FUNCTION_ARGS)
 		/* the type and start are the pool's */
 		idx = snowid_pool_attach(pool, true);
 		snowid_pool_facts(idx, &type, &maxvalue, &start);
+		/* this database uses the pool (forgotten if the creation aborts) */
+		snowid_pool_use(idx, pool, MyDatabaseId, true);
 	}
 
 	if (shards < 1)
