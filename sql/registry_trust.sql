@@ -153,6 +153,65 @@ SELECT name, next_value, values_left FROM snowid_pools;
 SELECT pool, node_id, first_value, last_value, reported FROM snowid_pool_ranges
  ORDER BY first_value;
 
+-- A report that overlaps a range the registry knows, or names more than
+-- four ranges of a pool, records nothing beyond the first four that
+-- overlap nothing; a range recorded from a report is never given back, so
+-- a report and a return cannot move the pool back under another's range.
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT snowid_pool_report(2, 222, 's2', rpad('s2', 32, '#'), '{trust}',
+						  '{21474000}', '{21475000}') AS recorded_overlapping;
+SELECT snowid_pool_report(2, 222, 's2', rpad('s2', 32, '#'),
+						  '{trust,trust,trust,trust,trust}',
+						  '{40000000,40001000,40002000,40003000,40004000}',
+						  '{40000999,40001999,40002999,40003999,40004999}') AS recorded_of_five;
+SELECT snowid_pool_return('trust', 2, 222, 's2', rpad('s2', 32, '#'), 30000000,
+						  30000000) AS returned_reported;
+RESET SESSION AUTHORIZATION;
+SELECT next_value FROM snowid_pools WHERE name = 'trust';
+-- A role's grants of a pool are limited per hour (here to 3): no loop of
+-- requests drains a pool.
+UPDATE snowid_registry_settings SET max_grants_per_hour = 3;
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT g.result, g.detail
+  FROM generate_series(2, 4) AS i,
+	   LATERAL snowid_pool_grant('trust', 1, 111, 's1b', rpad('s1b', 32, '#'), 'r' || i,
+								 10, '{}', '{}') g;
+RESET SESSION AUTHORIZATION;
+UPDATE snowid_registry_settings SET max_grants_per_hour = 16;
+-- A range is given back only by the start it was granted to: a later
+-- start of the same server that took the node over keeps it.
+UPDATE snowid_registry_node SET last_seen = now() - interval '10 s' WHERE node_id = 1;
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT result, node FROM pg_temp.claim(1, 111, 's1c', p_pred => 's1b');
+SELECT snowid_pool_return('trust', 1, 111, 's1c', rpad('s1c', 32, '#'), 1, 1000) AS returned_by_successor;
+RESET SESSION AUTHORIZATION;
+
+-- A lease of 1.4 (no role) is taken over only by its own next start, not
+-- by another role calling itself its promoted standby.
+UPDATE snowid_registry_node SET holder_role = NULL, secret_hash = NULL,
+	   last_seen = now() - interval '10 s'
+ WHERE node_id = 2;
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT result, node FROM pg_temp.claim(2, 222, 's2x', p_promoted => true);
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT result, node FROM pg_temp.claim(2, 222, 's2y', p_pred => 's2');
+RESET SESSION AUTHORIZATION;
+
+-- What a holder could issue ahead of its clock is not forgotten by a claim
+-- and a release in between: node 0, released with max_lead 4 s above, is
+-- taken and released again with max_lead 0; the next holder still stays
+-- above the first release plus 4 s.
+SELECT floor_until AS floor_0 FROM snowid_registry_node WHERE node_id = 0 \gset
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT snowid_registry_release(0, 's1z', rpad('s1z', 32, '#'), NULL) AS released;
+SELECT result FROM pg_temp.claim(0, 113, 's1q', p_max_lead => 0);
+SELECT snowid_registry_release(0, 's1q', rpad('s1q', 32, '#'), NULL) AS released;
+SELECT c.result, c.floor_until >= :'floor_0' AS above_the_first_floor
+  FROM snowid_registry_claim(0, false, 3, 'layout T', 'c', 'h', 5432, 114, 's1r',
+							 rpad('s1r', 32, '#'), NULL, false, 600000, 5000, 1000,
+							 NULL) c;
+RESET SESSION AUTHORIZATION;
+
 -- A claim inside a transaction that is not read committed is refused: it
 -- would decide on leases as an old snapshot saw them.
 SET SESSION AUTHORIZATION regress_trust_m1;

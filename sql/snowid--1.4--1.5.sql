@@ -54,10 +54,12 @@ ALTER TABLE snowid_registry_settings
 		CHECK (max_grant_share OPERATOR(pg_catalog.>) 0 AND
 			   max_grant_share OPERATOR(pg_catalog.<=) 0.25),
 	ADD COLUMN lead_margin interval NOT NULL DEFAULT '1 second'
-		CHECK (lead_margin OPERATOR(pg_catalog.>=) '0'::pg_catalog.interval);
+		CHECK (lead_margin OPERATOR(pg_catalog.>=) '0'::pg_catalog.interval),
+	ADD COLUMN max_grants_per_hour integer NOT NULL DEFAULT 60
+		CHECK (max_grants_per_hour OPERATOR(pg_catalog.>=) 1);
 
 COMMENT ON TABLE snowid_registry_settings IS
-'registry: the one layout every member must use (set by the first claim; a member with another layout is refused) and the limits the registry sets on every member: longest lease, shortest takeover delay, nodes per login role, largest share of a pool one grant takes, margin of a lease over a member''s max_lead';
+'registry: the one layout every member must use (set by the first claim; a member with another layout is refused) and the limits the registry sets on every member: longest lease, shortest takeover delay, nodes per login role, largest share of a pool one grant takes, margin of a lease over a member''s max_lead, grants of a pool to one role in an hour';
 
 -- Leases belong to the login role that took them, and to the secret of the
 -- start that took them.  A lease of 1.4 has neither: its start's first
@@ -65,7 +67,14 @@ COMMENT ON TABLE snowid_registry_settings IS
 ALTER TABLE snowid_registry_node
 	ADD COLUMN holder_role name,
 	ADD COLUMN secret_hash text,
-	ADD COLUMN max_lead_ms bigint;
+	ADD COLUMN max_lead_ms bigint,
+	ADD COLUMN floor_until timestamptz;
+
+-- Ranges belong to the start they were granted to (and its role): only
+-- that start gives one back.  NULL for ranges of 1.4.
+ALTER TABLE snowid_pool_range
+	ADD COLUMN start_id text,
+	ADD COLUMN holder_role name;
 
 CREATE OR REPLACE VIEW snowid_registry_nodes AS
 SELECT n.node_id,
@@ -143,19 +152,21 @@ COMMENT ON FUNCTION snowid_registry_holds(integer, numeric, text, text) IS
 'registry, internal: whether the calling login role holds the node under a live lease with this start and its secret';
 
 -- A member's claim of a node ID, or the renewal of its lease: one call, one
--- transaction.  Claims are serialised by a session-level advisory lock
--- taken and released inside the call, so that no lock outlives it but the
--- row locks of the one node row it wrote (the caller's own); a row written
--- by a transaction still open is passed over, never waited for.  The
--- registry decides the lease (at most max_lease), the takeover delay (at
--- least takeover_delay) and how many nodes one login role holds.  The
--- rules, in order: the layout must be the registry's and its node bits
--- must give p_max_node; a lease must outlast the member's max_lead by
--- lead_margin; a node is granted when it has no row, when its holder is
--- this very start with the same role and secret (a renewal), when it was
--- released or its lease ran out (floor_id and floor_until tell the new
--- holder what to stay above: the old holder's last ID, and its lease end
--- plus its max_lead), or when the holder is this server's own earlier
+-- transaction, that waits for no other: the decision is taken on the rows
+-- as they stand, and the one row it writes is locked without waiting (a
+-- row another transaction still holds is passed over, or answered as
+-- busy), so that a session that keeps its transaction open after a claim
+-- holds the row of its own node only, and one that got a conflict holds
+-- nothing.  No advisory lock: any role may take those.  The registry
+-- decides the lease (at most max_lease), the takeover delay (at least
+-- takeover_delay) and how many nodes one login role holds.  The rules, in
+-- order: the layout must be the registry's and its node bits must give
+-- p_max_node; a lease must outlast the member's max_lead by lead_margin; a
+-- node is granted when it has no row, when its holder is this very start
+-- with the same role and secret (a renewal), when it was released or its
+-- lease ran out (floor_id and floor_until tell the new holder what to stay
+-- above: the last ID reported, and the latest lease end plus max_lead of
+-- every earlier holder), or when the holder is this server's own earlier
 -- start or the primary it was promoted from, under the same login role,
 -- and has been silent for the takeover delay.  Otherwise it is a conflict
 -- naming the holder, unless the node was assigned automatically (p_auto):
@@ -187,7 +198,7 @@ LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '5s'
+SET lock_timeout = '100ms'
 ROWS 1
 AS $$
 DECLARE
@@ -203,9 +214,13 @@ DECLARE
 	v_target integer := p_node_id;
 	v_exclude integer[] := '{}';
 	v_row @extschema@.snowid_registry_node;
+	v_xmin text;
+	v_pair record;
 	v_successor boolean;
 	v_own boolean;
 	v_held integer;
+	v_floor timestamptz;
+	v_busy integer := 0;
 BEGIN
 	IF p_max_node IS NULL OR p_max_node < 0 THEN
 		RAISE EXCEPTION 'invalid highest node ID: %', coalesce(p_max_node::text, 'NULL')
@@ -242,228 +257,260 @@ BEGIN
 	END IF;
 	v_hash := encode(sha256(convert_to(p_secret, 'UTF8')), 'hex');
 
-	PERFORM pg_catalog.pg_advisory_lock(1936617335, 0);
-	BEGIN
-		-- 1. The settings; the layout: the first claim sets it, every other
-		-- must match.
-		SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
-		IF NOT FOUND OR v_set.layout IS NULL THEN
-			IF NOT pg_catalog.pg_try_advisory_xact_lock(1936617336, -1) THEN
-				RAISE EXCEPTION 'the registry''s layout is being set by another transaction'
-					USING ERRCODE = 'lock_not_available',
-						  HINT = 'Claim again once that transaction ends.';
-			END IF;
+	-- 1. The settings; the layout: the first claim sets it, every other
+	-- must match.
+	SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
+	IF NOT FOUND OR v_set.layout IS NULL THEN
+		BEGIN
 			INSERT INTO @extschema@.snowid_registry_settings AS s (only_row, layout)
 			VALUES (true, p_layout)
 			ON CONFLICT (only_row) DO UPDATE SET layout = p_layout
 			 WHERE s.layout IS NULL;
-			SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
-		END IF;
-		v_lease_ms := least(p_lease_ms,
-							(EXTRACT(epoch FROM v_set.max_lease) * 1000)::bigint);
-		v_takeover_ms := greatest(p_takeover_ms,
-								  (EXTRACT(epoch FROM v_set.takeover_delay) * 1000)::bigint);
-		v_margin_ms := (EXTRACT(epoch FROM v_set.lead_margin) * 1000)::bigint;
-		v_until := v_now + v_lease_ms * interval '1 ms';
+		EXCEPTION WHEN lock_not_available THEN
+			RAISE EXCEPTION 'the registry''s layout is being set by another transaction'
+				USING ERRCODE = 'lock_not_available',
+					  HINT = 'Claim again once that transaction ends.';
+		END;
+		SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
+	END IF;
+	v_lease_ms := least(p_lease_ms,
+						(EXTRACT(epoch FROM v_set.max_lease) * 1000)::bigint);
+	v_takeover_ms := greatest(p_takeover_ms,
+							  (EXTRACT(epoch FROM v_set.takeover_delay) * 1000)::bigint);
+	v_margin_ms := (EXTRACT(epoch FROM v_set.lead_margin) * 1000)::bigint;
+	v_until := v_now + v_lease_ms * interval '1 ms';
 
-		result := 'conflict';
-		node_id := p_node_id;
-		lease_ms := NULL;
+	result := 'conflict';
+	node_id := p_node_id;
+	lease_ms := NULL;
+	holder := NULL;
+	detail := NULL;
+	floor_id := NULL;
+	floor_until := NULL;
+
+	IF v_set.layout <> p_layout THEN
+		detail := format('the registry''s layout is %s; this server''s is %s',
+						 v_set.layout, p_layout);
+	ELSIF v_lease_ms < p_max_lead_ms + v_margin_ms THEN
+		-- 2. The lease must outlast what the holder may issue ahead.
+		detail := format('a lease of %s s is shorter than this server''s snowid.max_lead of %s s plus the registry''s margin of %s s: lengthen snowid.lease (the registry grants at most %s s) or shorten snowid.max_lead',
+						 trim_scale(v_lease_ms / 1000.0),
+						 trim_scale(p_max_lead_ms / 1000.0),
+						 trim_scale(v_margin_ms / 1000.0),
+						 trim_scale(EXTRACT(epoch FROM v_set.max_lease)));
+	ELSIF p_node_id < 0 OR p_node_id > p_max_node THEN
+		-- 3. The node ID must exist in the layout.
+		RAISE EXCEPTION 'node ID % is out of range', p_node_id
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('The layout has node IDs 0 to %s.', p_max_node);
+	ELSE
+		result := NULL;
+	END IF;
+
+	WHILE result IS NULL LOOP
+		-- 4. No node named (or the named one is taken and was assigned
+		-- automatically): the node this start already holds (its reply
+		-- was lost), else the lowest free one.
+		IF v_target IS NULL THEN
+			SELECT min(n.node_id) INTO v_target
+			  FROM @extschema@.snowid_registry_node n
+			 WHERE n.start_id = p_start_id AND n.holder_role = v_role
+			   AND n.secret_hash = v_hash AND n.released_at IS NULL
+			   AND n.lease_until >= v_now AND n.node_id <= p_max_node
+			   AND n.node_id <> ALL (v_exclude);
+		END IF;
+		IF v_target IS NULL THEN
+			-- The lowest free node is 0 or one above a node that is not.
+			WITH held AS (
+				SELECT n.node_id AS node
+				  FROM @extschema@.snowid_registry_node n
+				 WHERE n.released_at IS NULL AND n.lease_until >= v_now
+				UNION ALL
+				SELECT unnest(v_exclude))
+			SELECT min(c.node) INTO v_target
+			  FROM (SELECT 0 AS node
+					UNION ALL
+					SELECT h.node + 1 FROM held h) c
+			 WHERE c.node <= p_max_node
+			   AND NOT EXISTS (SELECT FROM held h WHERE h.node = c.node);
+			IF v_target IS NULL THEN
+				result := 'conflict';
+				IF cardinality(v_exclude) = 0 THEN
+					node_id := NULL;
+					detail := format('all %s node IDs are held', p_max_node::bigint + 1);
+				END IF;
+				-- else: nothing else is free, the conflict over the node named
+				EXIT;
+			END IF;
+		END IF;
+
+		-- 5. The row of the target node, as it stands (not locked: a
+		-- conflict holds nothing).
+		SELECT n AS r, n.xmin::text AS x INTO v_pair
+		  FROM @extschema@.snowid_registry_node n WHERE n.node_id = v_target;
+		IF FOUND THEN
+			v_row := v_pair.r;
+			v_xmin := v_pair.x;
+		ELSE
+			v_row := NULL;
+			v_xmin := NULL;
+		END IF;
+
+		result := 'ok';
+		node_id := v_target;
+		lease_ms := v_lease_ms;
 		holder := NULL;
 		detail := NULL;
 		floor_id := NULL;
 		floor_until := NULL;
 
-		IF v_set.layout <> p_layout THEN
-			detail := format('the registry''s layout is %s; this server''s is %s',
-							 v_set.layout, p_layout);
-		ELSIF v_lease_ms < p_max_lead_ms + v_margin_ms THEN
-			-- 2. The lease must outlast what the holder may issue ahead.
-			detail := format('a lease of %s s is shorter than this server''s snowid.max_lead of %s s plus the registry''s margin of %s s: lengthen snowid.lease (the registry grants at most %s s) or shorten snowid.max_lead',
-							 trim_scale(v_lease_ms / 1000.0),
-							 trim_scale(p_max_lead_ms / 1000.0),
-							 trim_scale(v_margin_ms / 1000.0),
-							 trim_scale(EXTRACT(epoch FROM v_set.max_lease)));
-		ELSIF p_node_id < 0 OR p_node_id > p_max_node THEN
-			-- 3. The node ID must exist in the layout.
-			RAISE EXCEPTION 'node ID % is out of range', p_node_id
-				USING ERRCODE = 'invalid_parameter_value',
-					  DETAIL = format('The layout has node IDs 0 to %s.', p_max_node);
+		-- a renewal by the holder (a lease of 1.4, bound to no role yet, is
+		-- bound to the role and secret of its own start's first renewal)
+		v_own := coalesce(v_row.node_id IS NOT NULL AND
+			v_row.start_id = p_start_id AND v_row.released_at IS NULL AND
+			((v_row.holder_role = v_role AND v_row.secret_hash = v_hash) OR
+			 (v_row.holder_role IS NULL AND v_row.secret_hash IS NULL AND
+			  v_row.system_identifier = p_system_identifier)), false);
+		-- the same server after a crash, or its promoted standby, under the
+		-- same role (a lease of 1.4: its own next start only)
+		v_successor := coalesce(v_row.node_id IS NOT NULL AND NOT v_own AND
+			v_row.system_identifier = p_system_identifier AND
+			((v_row.holder_role = v_role AND
+			  (v_row.start_id = p_predecessor OR p_promoted)) OR
+			 (v_row.holder_role IS NULL AND v_row.start_id = p_predecessor)), false);
+		-- what the row keeps for later holders: every ID of the holders so
+		-- far lies below it (the holder's own lease end counts only once it
+		-- has released the node or its lease has run out)
+		v_floor := v_row.floor_until;
+
+		IF v_row.node_id IS NULL THEN
+			NULL;			-- never claimed
+		ELSIF v_own THEN
+			NULL;
+		ELSIF v_row.released_at IS NOT NULL OR v_row.lease_until < v_now THEN
+			-- released or run out: the new holder stays above the old
+			-- holders' last ID, and above the end of their leases plus what
+			-- they could issue ahead of their clocks (their max_lead)
+			v_floor := greatest(v_row.floor_until,
+								coalesce(v_row.released_at, v_row.lease_until) +
+								coalesce(v_row.max_lead_ms, 0) * interval '1 ms');
+			floor_id := v_row.last_id;
+			floor_until := v_floor;
+			detail := CASE WHEN v_row.released_at IS NOT NULL
+						   THEN 'released by its holder'
+						   ELSE 'the lease of its holder had run out'
+					  END;
+		ELSIF v_successor AND
+			  v_row.last_seen <= v_now - v_takeover_ms * interval '1 ms' THEN
+			-- whose own high-water mark covers what the old holder issued
+			floor_id := v_row.last_id;
+			floor_until := v_row.floor_until;
+			detail := 'took over from an earlier start of this server';
 		ELSE
-			result := NULL;
+			result := 'conflict';
+			lease_ms := NULL;
+			SELECT v.holder INTO holder
+			  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = v_target;
+			detail := format('node %s is held by %s, last seen %s s ago, lease until %s; ',
+							 v_target, holder,
+							 round(EXTRACT(epoch FROM v_now - v_row.last_seen), 1),
+							 v_row.lease_until) ||
+				CASE WHEN v_row.start_id = p_start_id
+					 THEN 'this claim names the holder''s start but not its login role and secret'
+					 WHEN v_successor
+					 THEN format('a server with the same system identifier (a restart or a promoted standby) under the same login role may take it over only after its holder has been silent for %s s',
+								 trim_scale(v_takeover_ms / 1000.0))
+					 WHEN v_row.holder_role <> v_role
+					 THEN 'it is held under another login role; it is free again once its holder releases it or its lease runs out'
+					 WHEN v_row.system_identifier = p_system_identifier
+					 THEN 'this server has the same system identifier but neither held the node before nor was promoted from a standby: a copy of the holder, such as a clone made with pg_basebackup'
+					 ELSE 'it is free again once its holder releases it or its lease runs out'
+				END;
 		END IF;
 
-		WHILE result IS NULL LOOP
-			-- 4. No node named (or the named one is taken and was assigned
-			-- automatically): the node this start already holds (its reply
-			-- was lost), else the lowest free one.
-			IF v_target IS NULL THEN
-				SELECT min(n.node_id) INTO v_target
-				  FROM @extschema@.snowid_registry_node n
-				 WHERE n.start_id = p_start_id AND n.holder_role = v_role
-				   AND n.secret_hash = v_hash AND n.released_at IS NULL
-				   AND n.lease_until >= v_now AND n.node_id <= p_max_node
-				   AND n.node_id <> ALL (v_exclude);
-			END IF;
-			IF v_target IS NULL THEN
-				-- The lowest free node is 0 or one above a node that is not.
-				WITH held AS (
-					SELECT n.node_id AS node
-					  FROM @extschema@.snowid_registry_node n
-					 WHERE n.released_at IS NULL AND n.lease_until >= v_now
-					UNION ALL
-					SELECT unnest(v_exclude))
-				SELECT min(c.node) INTO v_target
-				  FROM (SELECT 0 AS node
-						UNION ALL
-						SELECT h.node + 1 FROM held h) c
-				 WHERE c.node <= p_max_node
-				   AND NOT EXISTS (SELECT FROM held h WHERE h.node = c.node);
-				IF v_target IS NULL THEN
-					result := 'conflict';
-					IF cardinality(v_exclude) = 0 THEN
-						node_id := NULL;
-						detail := format('all %s node IDs are held', p_max_node::bigint + 1);
-					END IF;
-					-- else: nothing else is free, the conflict over the node named
-					EXIT;
-				END IF;
-			END IF;
-
-			-- 5. The row of the target node.
-			SELECT n.* INTO v_row
-			  FROM @extschema@.snowid_registry_node n WHERE n.node_id = v_target;
-
-			result := 'ok';
-			node_id := v_target;
-			lease_ms := v_lease_ms;
-			holder := NULL;
-			detail := NULL;
-			floor_id := NULL;
-			floor_until := NULL;
-
-			-- a renewal by the holder (a lease of 1.4, bound to no role yet,
-			-- is bound to the role and secret of its start's first renewal)
-			v_own := coalesce(v_row.node_id IS NOT NULL AND
-				v_row.start_id = p_start_id AND v_row.released_at IS NULL AND
-				((v_row.holder_role = v_role AND v_row.secret_hash = v_hash) OR
-				 (v_row.holder_role IS NULL AND v_row.secret_hash IS NULL)), false);
-			v_successor := coalesce(v_row.node_id IS NOT NULL AND NOT v_own AND
-				coalesce(v_row.holder_role = v_role, true) AND
-				v_row.system_identifier = p_system_identifier AND
-				(v_row.start_id = p_predecessor OR p_promoted), false);
-
-			IF v_row.node_id IS NULL THEN
-				NULL;			-- never claimed
-			ELSIF v_own THEN
-				NULL;
-			ELSIF v_row.released_at IS NOT NULL OR v_row.lease_until < v_now THEN
-				-- released or run out: the new holder stays above the old
-				-- holder's last ID, and above the end of its lease plus what
-				-- it could issue ahead of its clock (its max_lead)
-				floor_id := v_row.last_id;
-				floor_until := coalesce(v_row.released_at, v_row.lease_until) +
-					coalesce(v_row.max_lead_ms, 0) * interval '1 ms';
-				detail := CASE WHEN v_row.released_at IS NOT NULL
-							   THEN format('released by start %s', v_row.start_id)
-							   ELSE format('the lease of start %s had run out', v_row.start_id)
-						  END;
-			ELSIF v_successor AND
-				  v_row.last_seen <= v_now - v_takeover_ms * interval '1 ms' THEN
-				-- the same server after a crash, or its promoted standby, under
-				-- the same role, whose own high-water mark covers what the old
-				-- holder issued
-				floor_id := v_row.last_id;
-				detail := format('took over from start %s', v_row.start_id);
-			ELSE
-				result := 'conflict';
-				lease_ms := NULL;
-				SELECT v.holder INTO holder
-				  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = v_target;
-				detail := format('node %s is held by %s, last seen %s s ago, lease until %s; ',
-								 v_target, holder,
-								 round(EXTRACT(epoch FROM v_now - v_row.last_seen), 1),
-								 v_row.lease_until) ||
-					CASE WHEN v_row.start_id = p_start_id
-						 THEN 'this claim names the holder''s start but not its login role and secret'
-						 WHEN v_successor
-						 THEN format('a server with the same system identifier (a restart or a promoted standby) under the same login role may take it over only after its holder has been silent for %s s',
-									 trim_scale(v_takeover_ms / 1000.0))
-						 WHEN v_row.holder_role <> v_role
-						 THEN format('it is held under another login role; it is free again once its holder releases it or its lease runs out')
-						 WHEN v_row.system_identifier = p_system_identifier
-						 THEN 'this server has the same system identifier but neither held the node before nor was promoted from a standby: a copy of the holder, such as a clone made with pg_basebackup'
-						 ELSE 'it is free again once its holder releases it or its lease runs out'
-					END;
-			END IF;
-
-			IF result = 'ok' AND NOT v_own THEN
-				-- 6. A new holder: within the role's share of the nodes.
-				SELECT count(*) INTO v_held
-				  FROM @extschema@.snowid_registry_node n
-				 WHERE n.holder_role = v_role AND n.released_at IS NULL
-				   AND n.lease_until >= v_now AND n.node_id <> v_target;
-				IF v_held >= v_set.max_nodes_per_role THEN
-					result := 'conflict';
-					lease_ms := NULL;
-					floor_id := NULL;
-					floor_until := NULL;
-					detail := format('login role %s already holds %s node IDs, the most this registry grants one role (snowid_registry_settings.max_nodes_per_role)',
-									 v_role, v_held);
-					EXIT;
-				END IF;
-			END IF;
-
-			IF result = 'ok' AND
-			   NOT pg_catalog.pg_try_advisory_xact_lock(1936617336, v_target) THEN
-				-- another transaction wrote the row and is still open
+		IF result = 'ok' AND NOT v_own THEN
+			-- 6. A new holder: within the role's share of the nodes.
+			SELECT count(*) INTO v_held
+			  FROM @extschema@.snowid_registry_node n
+			 WHERE n.holder_role = v_role AND n.released_at IS NULL
+			   AND n.lease_until >= v_now AND n.node_id <> v_target;
+			IF v_held >= v_set.max_nodes_per_role THEN
 				result := 'conflict';
 				lease_ms := NULL;
 				floor_id := NULL;
 				floor_until := NULL;
-				detail := format('node %s is being claimed by a transaction that is still open', v_target);
-			END IF;
-
-			IF result = 'conflict' THEN
-				-- an assigned node moves to another free one, except for its
-				-- own successor, which takes it back once the old start is silent
-				IF p_auto IS TRUE AND cardinality(v_exclude) < 64 AND
-				   v_successor IS NOT TRUE THEN
-					v_exclude := v_exclude || v_target;
-					v_target := NULL;
-					result := NULL;
-					CONTINUE;
-				END IF;
+				detail := format('login role %s already holds %s node IDs, the most this registry grants one role (snowid_registry_settings.max_nodes_per_role)',
+								 v_role, v_held);
 				EXIT;
 			END IF;
+		END IF;
 
-			IF v_row.node_id IS NULL THEN
-				INSERT INTO @extschema@.snowid_registry_node
-					(node_id, cluster_name, host, port, system_identifier, start_id,
-					 layout, claimed_at, last_seen, lease_until, released_at, last_id,
-					 holder_role, secret_hash, max_lead_ms)
-				VALUES (v_target, p_cluster_name, p_host, p_port, p_system_identifier,
-						p_start_id, p_layout, v_now, v_now, v_until, NULL, p_last_id,
-						v_role, v_hash, p_max_lead_ms);
-			ELSE
-				UPDATE @extschema@.snowid_registry_node n
-				   SET cluster_name = p_cluster_name, host = p_host, port = p_port,
-					   system_identifier = p_system_identifier, start_id = p_start_id,
-					   layout = p_layout,
-					   claimed_at = CASE WHEN v_own THEN n.claimed_at ELSE v_now END,
-					   last_seen = v_now, lease_until = v_until, released_at = NULL,
-					   last_id = greatest(n.last_id, p_last_id),
-					   holder_role = v_role, secret_hash = v_hash,
-					   max_lead_ms = greatest(p_max_lead_ms,
-											  CASE WHEN v_own THEN n.max_lead_ms END)
-				 WHERE n.node_id = v_target;
+		IF result = 'ok' THEN
+			-- 7. Write the row: locked without waiting, and only as it was
+			-- read (a row changed meanwhile, or held by a transaction still
+			-- open, is busy).
+			BEGIN
+				IF v_row.node_id IS NULL THEN
+					INSERT INTO @extschema@.snowid_registry_node
+						(node_id, cluster_name, host, port, system_identifier, start_id,
+						 layout, claimed_at, last_seen, lease_until, released_at, last_id,
+						 holder_role, secret_hash, max_lead_ms, floor_until)
+					VALUES (v_target, p_cluster_name, p_host, p_port, p_system_identifier,
+							p_start_id, p_layout, v_now, v_now, v_until, NULL, p_last_id,
+							v_role, v_hash, p_max_lead_ms, NULL);
+				ELSE
+					PERFORM FROM @extschema@.snowid_registry_node n
+					  WHERE n.node_id = v_target AND n.xmin::text = v_xmin
+					  FOR UPDATE NOWAIT;
+					IF NOT FOUND THEN
+						RAISE EXCEPTION USING ERRCODE = 'lock_not_available';
+					END IF;
+					UPDATE @extschema@.snowid_registry_node n
+					   SET cluster_name = p_cluster_name, host = p_host, port = p_port,
+						   system_identifier = p_system_identifier, start_id = p_start_id,
+						   layout = p_layout,
+						   claimed_at = CASE WHEN v_own THEN n.claimed_at ELSE v_now END,
+						   last_seen = v_now, lease_until = v_until, released_at = NULL,
+						   last_id = greatest(n.last_id, p_last_id),
+						   holder_role = v_role, secret_hash = v_hash,
+						   max_lead_ms = CASE WHEN v_own
+											  THEN greatest(n.max_lead_ms, p_max_lead_ms)
+											  ELSE p_max_lead_ms END,
+						   floor_until = v_floor
+					 WHERE n.node_id = v_target;
+				END IF;
+			EXCEPTION WHEN lock_not_available OR unique_violation THEN
+				-- another transaction wrote the row and is still open, or
+				-- did meanwhile: a node of this server's own is not given
+				-- up for it, nor one named, nor more than a few assigned
+				-- ones (an error: the member keeps its lease and asks again)
+				v_busy := v_busy + 1;
+				IF v_own OR v_successor OR p_auto IS NOT TRUE OR v_busy > 3 THEN
+					RAISE EXCEPTION 'node % is being written by another transaction', v_target
+						USING ERRCODE = 'lock_not_available',
+							  HINT = 'Claim again in a moment.';
+				END IF;
+				result := 'conflict';
+				lease_ms := NULL;
+				floor_id := NULL;
+				floor_until := NULL;
+				detail := format('node %s is being claimed by another transaction', v_target);
+			END;
+		END IF;
+
+		IF result = 'conflict' THEN
+			-- an assigned node moves to another free one, except for its
+			-- own successor, which takes it back once the old start is silent
+			IF p_auto IS TRUE AND cardinality(v_exclude) < 64 AND
+			   v_successor IS NOT TRUE THEN
+				v_exclude := v_exclude || v_target;
+				v_target := NULL;
+				result := NULL;
+				CONTINUE;
 			END IF;
-		END LOOP;
-	EXCEPTION WHEN OTHERS THEN
-		PERFORM pg_catalog.pg_advisory_unlock(1936617335, 0);
-		RAISE;
-	END;
-	PERFORM pg_catalog.pg_advisory_unlock(1936617335, 0);
+			EXIT;
+		END IF;
+	END LOOP;
 	RETURN NEXT;
 END
 $$;
@@ -473,7 +520,10 @@ REVOKE ALL ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, te
 COMMENT ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint) IS
 'registry, internal: claims or renews a node ID lease for a member''s login role and start (called by its background worker); ok with the node, the lease the registry grants and the floor to stay above, or conflict naming the holder';
 
--- A clean shutdown of the holder ends its lease at once.
+-- A clean shutdown of the holder ends its lease at once.  The row is
+-- written only if no other transaction holds it (never waited for); what
+-- the next holder must stay above is kept: the latest time any holder
+-- could have issued an ID at.
 CREATE FUNCTION snowid_registry_release(p_node_id integer, p_start_id text,
 										p_secret text, p_last_id bigint)
 RETURNS boolean
@@ -481,19 +531,27 @@ LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '5s'
+SET lock_timeout = '100ms'
 AS $$
 DECLARE
 	v_now timestamptz := pg_catalog.clock_timestamp();
 BEGIN
+	PERFORM FROM @extschema@.snowid_registry_node n
+	  WHERE n.node_id = p_node_id AND n.start_id = p_start_id
+		AND n.holder_role = pg_catalog.session_user()
+		AND n.secret_hash = encode(sha256(convert_to(coalesce(p_secret, ''), 'UTF8')), 'hex')
+		AND n.released_at IS NULL
+	  FOR UPDATE NOWAIT;
+	IF NOT FOUND THEN
+		RETURN false;
+	END IF;
 	UPDATE @extschema@.snowid_registry_node n
 	   SET released_at = v_now, lease_until = v_now, last_seen = v_now,
-		   last_id = greatest(n.last_id, p_last_id)
-	 WHERE n.node_id = p_node_id AND n.start_id = p_start_id
-	   AND n.holder_role = pg_catalog.session_user()
-	   AND n.secret_hash = encode(sha256(convert_to(coalesce(p_secret, ''), 'UTF8')), 'hex')
-	   AND n.released_at IS NULL;
-	RETURN FOUND;
+		   last_id = greatest(n.last_id, p_last_id),
+		   floor_until = greatest(n.floor_until,
+								  v_now + coalesce(n.max_lead_ms, 0) * interval '1 ms')
+	 WHERE n.node_id = p_node_id;
+	RETURN true;
 END
 $$;
 
@@ -518,7 +576,7 @@ LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '5s'
+SET lock_timeout = '100ms'
 AS $$
 DECLARE
 	v_now timestamptz := pg_catalog.now();
@@ -550,21 +608,26 @@ BEGIN
 	SELECT s.max_grant_share INTO v_share FROM @extschema@.snowid_registry_settings s;
 	v_share := coalesce(v_share, 0.01);
 
-	-- a range longer than the largest grant the pool could have made is
-	-- no lost grant: it is not recorded (no report empties a pool)
+	-- A lost grant is no longer than the largest grant the pool could have
+	-- made, overlaps no range the registry knows, and a member holds at
+	-- most 4 ranges of a pool: anything else is not recorded, so that no
+	-- report empties a pool or takes values granted to another.
 	FOR v_h IN
 		SELECT h.pool, h.lo, h.hi, p.upstream, p.maxvalue
-		  FROM unnest(p_pool, p_first, p_last) AS h(pool, lo, hi)
+		  FROM (SELECT u.pool, u.lo, u.hi,
+					   pg_catalog.row_number() OVER (PARTITION BY u.pool ORDER BY u.lo) AS nth
+				  FROM unnest(p_pool, p_first, p_last) AS u(pool, lo, hi)) h
 		  JOIN @extschema@.snowid_pool p ON p.name = h.pool
 		 WHERE h.lo <= h.hi AND h.lo >= p.start AND h.hi <= p.maxvalue
+		   AND h.nth <= 4
 		   AND h.hi::numeric - h.lo + 1 <=
 			   greatest(ceil((p.maxvalue::numeric - p.start + 1) * v_share::numeric), 1024)
 		 ORDER BY h.pool, h.lo
 	LOOP
 		CONTINUE WHEN EXISTS (
 			SELECT FROM @extschema@.snowid_pool_range r
-			 WHERE r.pool = v_h.pool AND r.first_value <= v_h.lo
-			   AND v_h.hi <= r.last_value);
+			 WHERE r.pool = v_h.pool AND r.first_value <= v_h.hi
+			   AND v_h.lo <= r.last_value);
 		IF v_h.upstream THEN
 			PERFORM @extschema@.snowid_pool_skip(v_h.pool, v_h.hi);
 		ELSE
@@ -576,19 +639,19 @@ BEGIN
 				v_after := v_h.hi + 1;
 			END IF;
 			-- before the row, so that a grant racing for the same values
-			-- waits for this one on the pool row; never on a pool row that
-			-- a transaction still open wrote
-			IF NOT pg_catalog.pg_try_advisory_xact_lock(1936617337, hashtext(v_h.pool)) THEN
-				CONTINUE;
-			END IF;
+			-- finds the pool row locked (a pool row held by a transaction
+			-- still open makes the report fail at once, to be sent again)
+			PERFORM FROM @extschema@.snowid_pool p WHERE p.name = v_h.pool
+			  FOR UPDATE NOWAIT;
 			UPDATE @extschema@.snowid_pool p SET next_value = v_after
 			 WHERE p.name = v_h.pool AND p.next_value <= v_h.hi;
 		END IF;
 		INSERT INTO @extschema@.snowid_pool_range AS r
 			(pool, node_id, holder, system_identifier, request, first_value,
-			 last_value, granted_at, returned_from, reported)
+			 last_value, granted_at, returned_from, reported, start_id, holder_role)
 		VALUES (v_h.pool, p_node_id, v_holder, p_system_identifier,
-				'reported:' || v_h.lo, v_h.lo, v_h.hi, v_now, NULL, true)
+				'reported:' || v_h.lo, v_h.lo, v_h.hi, v_now, NULL, true,
+				p_start_id, pg_catalog.session_user())
 		ON CONFLICT DO NOTHING;
 		GET DIAGNOSTICS v_rows = ROW_COUNT;
 		v_count := v_count + v_rows;
@@ -629,7 +692,7 @@ LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '5s'
+SET lock_timeout = '100ms'
 ROWS 1
 AS $$
 DECLARE
@@ -725,13 +788,23 @@ BEGIN
 				SELECT t.first_value, t.last_value, t.state
 				  INTO v_first, v_last, v_state
 				  FROM @extschema@.snowid_pool_take(p_pool, p_want) t;
-			ELSIF NOT pg_catalog.pg_try_advisory_xact_lock(1936617337, hashtext(p_pool)) THEN
-				-- a transaction still open wrote the pool row: never wait
-				v_state := 'busy';
+			ELSIF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r
+						WHERE r.rolname = session_user) AND
+				  (SELECT count(*) FROM @extschema@.snowid_pool_range r
+					WHERE r.pool = p_pool AND NOT r.reported
+					  AND r.holder_role = session_user
+					  AND r.granted_at > v_now - interval '1 hour') >=
+				  (SELECT coalesce(max(s.max_grants_per_hour), 60)
+					 FROM @extschema@.snowid_registry_settings s) THEN
+				-- a role's grants of a pool in an hour are limited (but a
+				-- superuser's): no loop of requests drains a pool
+				v_state := 'limited';
 			ELSE
 				SELECT s.max_grant_share INTO v_share
 				  FROM @extschema@.snowid_registry_settings s;
 				v_share := coalesce(v_share, 0.01);
+				PERFORM FROM @extschema@.snowid_pool p WHERE p.name = p_pool
+				  FOR UPDATE NOWAIT;
 				LOOP
 					SELECT p.next_value INTO v_next
 					  FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
@@ -770,13 +843,17 @@ BEGIN
 				   AND r.returned_from = r.first_value;
 				INSERT INTO @extschema@.snowid_pool_range AS r
 					(pool, node_id, holder, system_identifier, request, first_value,
-					 last_value, granted_at, returned_from, reported)
+					 last_value, granted_at, returned_from, reported, start_id,
+					 holder_role)
 				VALUES (p_pool, p_node_id, v_holder, p_system_identifier, p_request,
-						v_first, v_last, v_now, NULL, false)
+						v_first, v_last, v_now, NULL, false, p_start_id, session_user)
 				RETURNING r.* INTO v_range;
 				result := 'granted';
 			END IF;
-		EXCEPTION WHEN unique_violation THEN
+		EXCEPTION WHEN lock_not_available THEN
+			-- a transaction still open wrote the pool row: never waited for
+			v_state := 'busy';
+		WHEN unique_violation THEN
 			GET STACKED DIAGNOSTICS v_constraint = CONSTRAINT_NAME;
 			IF v_constraint IS DISTINCT FROM 'snowid_pool_range_pool_node_id_request_key' THEN
 				RAISE;
@@ -802,7 +879,8 @@ BEGIN
 	IF result IS NULL AND p_want = 0 THEN
 		result := 'info';
 	ELSIF result IS NULL THEN
-		result := CASE WHEN v_state IN ('wait', 'busy', 'empty', 'unknown') THEN v_state END;
+		result := CASE WHEN v_state IN ('wait', 'busy', 'limited', 'empty', 'unknown')
+					   THEN v_state END;
 		IF result IS NULL THEN
 			RAISE EXCEPTION 'unexpected state "%" of pool "%" in this server''s holdings',
 				v_state, p_pool
@@ -815,6 +893,10 @@ BEGIN
 									p_pool)
 			WHEN 'busy' THEN format('a transaction that is still open wrote pool "%s"; ask again',
 									p_pool)
+			WHEN 'limited' THEN format('this login role was granted %s ranges of pool "%s" in the last hour, the most the registry grants (snowid_registry_settings.max_grants_per_hour)',
+									   (SELECT coalesce(max(s.max_grants_per_hour), 60)
+										  FROM @extschema@.snowid_registry_settings s),
+									   p_pool)
 			ELSE format('the upstream registry has no pool named "%s"', p_pool)
 		END;
 	ELSE
@@ -849,7 +931,7 @@ LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '5s'
+SET lock_timeout = '100ms'
 AS $$
 DECLARE
 	v_range @extschema@.snowid_pool_range;
@@ -857,6 +939,14 @@ DECLARE
 	v_end bigint;
 	v_done boolean;
 BEGIN
+	-- Only the start that holds the node gives back: an old primary that
+	-- a promoted standby (same system identifier, the same ranges from the
+	-- WAL) took the node from must not free values the standby goes on
+	-- handing out; and nothing is locked for anyone else.
+	IF NOT @extschema@.snowid_registry_holds(p_node_id, p_system_identifier,
+											 p_start_id, p_secret) THEN
+		RETURN 'kept';
+	END IF;
 	-- the range holding p_first_value: the member may name its range by
 	-- any value in it (it knows where its unused tail begins; a tail it
 	-- kept at an earlier shutdown is all it still holds of a range)
@@ -865,21 +955,22 @@ BEGIN
 	 WHERE r.pool = p_pool AND r.first_value <= p_first_value
 	   AND r.last_value >= p_first_value
 	 ORDER BY r.granted_at DESC, r.first_value DESC
-	 LIMIT 1
-	   FOR UPDATE;
+	 LIMIT 1;
 	IF NOT FOUND THEN
 		RETURN 'unknown';
 	END IF;
+	-- Given back only by the start it was granted to (an earlier start's
+	-- ranges are kept by the next start, never returned: a takeover cannot
+	-- free values its predecessor issued), never a range recorded from a
+	-- report, and never values another range holds too.
 	IF v_range.node_id IS DISTINCT FROM p_node_id OR
-	   v_range.system_identifier IS DISTINCT FROM p_system_identifier THEN
-		RETURN 'kept';
-	END IF;
-	-- Only the start that holds the node gives back: an old primary that
-	-- a promoted standby (same system identifier, the same ranges from the
-	-- WAL) took the node from must not free values the standby goes on
-	-- handing out.
-	IF NOT @extschema@.snowid_registry_holds(p_node_id, p_system_identifier,
-											 p_start_id, p_secret) THEN
+	   v_range.system_identifier IS DISTINCT FROM p_system_identifier OR
+	   v_range.reported OR
+	   (v_range.start_id IS NOT NULL AND v_range.start_id <> p_start_id) OR
+	   EXISTS (SELECT FROM @extschema@.snowid_pool_range o
+				WHERE o.pool = p_pool AND o.first_value <> v_range.first_value
+				  AND o.first_value <= v_range.last_value
+				  AND p_unused_from <= coalesce(o.returned_from - 1, o.last_value)) THEN
 		RETURN 'kept';
 	END IF;
 	IF p_unused_from IS NULL OR p_unused_from < v_range.first_value OR
@@ -895,26 +986,31 @@ BEGIN
 					THEN 'returned' ELSE 'kept' END;
 	END IF;
 
-	SELECT p.* INTO v_pool FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
-	IF v_pool.upstream THEN
-		v_done := @extschema@.snowid_pool_untake(p_pool, p_unused_from,
-												 v_range.last_value);
-	ELSE
-		-- the pool's next_value if no grant came after the range (NULL
-		-- after a range that ends at the maximum)
-		IF v_range.last_value = v_pool.maxvalue THEN
-			v_end := NULL;
+	BEGIN
+		PERFORM FROM @extschema@.snowid_pool_range r
+		  WHERE r.pool = p_pool AND r.first_value = v_range.first_value
+		  FOR UPDATE NOWAIT;
+		SELECT p.* INTO v_pool FROM @extschema@.snowid_pool p WHERE p.name = p_pool
+		  FOR UPDATE NOWAIT;
+		IF v_pool.upstream THEN
+			v_done := @extschema@.snowid_pool_untake(p_pool, p_unused_from,
+													 v_range.last_value);
 		ELSE
-			v_end := v_range.last_value + 1;
-		END IF;
-		IF pg_catalog.pg_try_advisory_xact_lock(1936617337, hashtext(p_pool)) THEN
+			-- the pool's next_value if no grant came after the range (NULL
+			-- after a range that ends at the maximum)
+			IF v_range.last_value = v_pool.maxvalue THEN
+				v_end := NULL;
+			ELSE
+				v_end := v_range.last_value + 1;
+			END IF;
 			UPDATE @extschema@.snowid_pool p SET next_value = p_unused_from
 			 WHERE p.name = p_pool AND p.next_value IS NOT DISTINCT FROM v_end;
 			v_done := FOUND;
-		ELSE
-			v_done := false;
 		END IF;
-	END IF;
+	EXCEPTION WHEN lock_not_available THEN
+		-- a transaction still open holds the range or the pool: keep it
+		v_done := false;
+	END;
 	IF NOT v_done THEN
 		RETURN 'kept';
 	END IF;
@@ -928,7 +1024,6 @@ REVOKE ALL ON FUNCTION snowid_pool_return(text, integer, numeric, text, text, bi
 
 COMMENT ON FUNCTION snowid_pool_return(text, integer, numeric, text, text, bigint, bigint) IS
 'registry, internal: takes back the unused tail of a range of the live holder of its node (its login role, start and secret) at its clean shutdown: returned, kept (a later grant came after it, or the caller does not hold the node) or unknown';
-
 
 -- The grants of the old calls, on the new ones.
 DO $$

@@ -260,7 +260,7 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 	else if (strcmp(result, "unknown") == 0)
 		snowid_pool_answered(idx, need->request, SNOWID_POOL_UNKNOWN, typid,
 							 maxvalue, pool_start, detail);
-	else if (strcmp(result, "busy") == 0)
+	else if (strcmp(result, "busy") == 0 || strcmp(result, "limited") == 0)
 	{
 		PQclear(res);
 		*error = psprintf("the registry could not grant a range of pool \"%s\" now: %s",
