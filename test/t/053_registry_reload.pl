@@ -187,15 +187,19 @@ ok(wait_state($b, 'ok'), 'member_b holds node 2 from R1');
 my $b_log = -s $b->logfile;
 my $locker = $reg->background_psql('postgres');
 $locker->query_safe('BEGIN; LOCK TABLE snowid_registry_node IN ACCESS EXCLUSIVE MODE;');
-my $waiters = q{SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+# A claim waits for the lock at most 100 ms (then fails, and the worker
+# connects again and claims again): catch one waiting, reload meanwhile.
+my $waiters = q{SELECT coalesce(min(l.pid), 0) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
 	WHERE c.relname = 'snowid_registry_node' AND NOT l.granted};
-$reg->poll_query_until('postgres', "SELECT ($waiters) >= 1")
+$reg->poll_query_until('postgres', "SELECT ($waiters) <> 0")
   or die 'no claim waits on the lock';
+my $first_waiter = $reg->safe_psql('postgres', $waiters);
 $b->safe_psql('postgres', 'SELECT pg_reload_conf()');
-# the worker has taken the reload once a second claim waits (or it failed)
+# the worker has taken the reload once another claim waits (or it failed)
 ok( wait_for(
 		sub {
-			$reg->safe_psql('postgres', $waiters) >= 2
+			my $w = $reg->safe_psql('postgres', $waiters);
+			($w != 0 && $w != $first_waiter)
 			  || slurp_file($b->logfile, $b_log) =~ /another command is already in progress/;
 		}),
 	'member_b\'s worker has taken the reload');
