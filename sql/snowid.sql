@@ -1306,20 +1306,17 @@ BEGIN
 	IF NOT @extschema@.snowid_registry_holds(p_node_id, p_system_identifier,
 											 p_start_id, p_secret) THEN
 		result := 'refused';
+		-- (a live lease that snowid_registry_holds refused is another's)
 		detail := CASE
 			WHEN v_node.node_id IS NULL
 				THEN format('node %s has never been claimed', p_node_id)
-			WHEN v_node.system_identifier IS DISTINCT FROM p_system_identifier OR
-				 v_node.start_id IS DISTINCT FROM p_start_id OR
-				 v_node.holder_role IS DISTINCT FROM session_user OR
-				 v_node.secret_hash IS DISTINCT FROM
-					 encode(sha256(convert_to(coalesce(p_secret, ''), 'UTF8')), 'hex')
-				THEN format('node %s is held by another start (%s)', p_node_id,
-							(SELECT v.holder FROM @extschema@.snowid_registry_nodes v
-							  WHERE v.node_id = p_node_id))
 			WHEN v_node.released_at IS NOT NULL
 				THEN format('the lease of node %s was released', p_node_id)
-			ELSE format('the lease of node %s has run out', p_node_id)
+			WHEN v_node.lease_until <= v_now
+				THEN format('the lease of node %s has run out', p_node_id)
+			ELSE format('node %s is held by another start (%s)', p_node_id,
+						(SELECT v.holder FROM @extschema@.snowid_registry_nodes v
+						  WHERE v.node_id = p_node_id))
 		END || '; only the holder of a live node lease is granted values';
 		RETURN NEXT;
 		RETURN;

@@ -265,10 +265,9 @@ snowid_registry_shmem_startup(void)
 
 	have_file = snowid_lease_read(&f);
 	snowid_this_host(host, sizeof(host));
-	same_home = have_file && !start_from_backup &&
-		f.port == PostPortNumber && strcmp(f.host, host) == 0;
 	r->moved = have_file &&
 		(f.port != PostPortNumber || strcmp(f.host, host) != 0);
+	same_home = have_file && !start_from_backup && !r->moved;
 
 	if (snowid_node_id < 0 && have_file && f.auto_node &&
 		f.node_id >= 0 && f.node_id <= snowid_max_node(&snowid_active_layout))

@@ -138,23 +138,6 @@ snowid_pool_type_oid(const char *text)
 }
 
 /*
- * What is wrong with a pool's facts in a grant, NULL if nothing; the range
- * itself is checked where it is taken (snowid_pool_granted: inside the
- * pool's values, above what was handed out, overlapping nothing held).
- */
-static const char *
-snowid_pool_grant_wrong(Oid typid, int64 maxvalue, int64 pool_start)
-{
-	int64		type_max = typid == INT4OID ? PG_INT32_MAX : PG_INT64_MAX;
-
-	if (maxvalue > type_max)
-		return "the pool's maximum lies outside its type";
-	if (pool_start > maxvalue)
-		return "the pool starts above its maximum";
-	return NULL;
-}
-
-/*
  * Ask for what one pool needs; false with *error if no answer came, and
  * *failed if the registry answered the query with an error.
  */
@@ -237,17 +220,11 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 		int64		first = strtoi64(PQgetvalue(res, 0, 1), NULL, 10);
 		int64		last = strtoi64(PQgetvalue(res, 0, 2), NULL, 10);
 
-		const char *wrong = snowid_pool_grant_wrong(typid, maxvalue,
-													pool_start);
-
-		if (wrong != NULL)
-		{
-			PQclear(res);
-			*error = psprintf("the registry granted pool \"%s\" an impossible range, " INT64_FORMAT " to " INT64_FORMAT ": %s; nothing is issued from it",
-							  need->name, first, last, wrong);
-			*failed = true;
-			return false;
-		}
+		/*
+		 * checked where it is taken (snowid_pool_granted: the pool's type,
+		 * start and maximum, the range inside them, above what was handed
+		 * out and overlapping nothing held; ignored otherwise)
+		 */
 		snowid_pool_granted(idx, need->request, typid, maxvalue, pool_start,
 							first, last);
 	}
