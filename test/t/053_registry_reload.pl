@@ -216,11 +216,20 @@ unlike(slurp_file($b->logfile, $b_log), qr/another command is already in progres
 $b_log = -s $b->logfile;
 $b->safe_psql('postgres',
 	"ALTER SYSTEM SET snowid.registry = '$r2'; SELECT pg_reload_conf()");
+# The status names R2 as soon as the worker takes the reload, and says ok
+# on R1's lease until R2 answers: wait for R2's grant, not for the status.
+$reg->poll_query_until('reg2',
+	"SELECT count(*) = 1 FROM snowid_registry_nodes WHERE state = 'held' AND cluster_name = 'member_b'")
+  or die 'R2 granted member_b nothing';
 $b->poll_query_until('postgres',
 	"SELECT state = 'ok' AND registry LIKE '%dbname=reg2%' FROM snowid_registry_status()")
   or die 'member_b not ok on R2';
-like(slurp_file($b->logfile, $b_log),
-	qr/WARNING:  snowid\.registry now names another registry/,
+ok( wait_for(
+		sub {
+			slurp_file($b->logfile, $b_log) =~
+			  /WARNING:  snowid\.registry now names another registry/;
+		},
+		30),
 	'the change of registry is warned of');
 is( $reg->safe_psql('reg2',
 		"SELECT node_id || ' ' || cluster_name FROM snowid_registry_nodes WHERE state = 'held'"),
