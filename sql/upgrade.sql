@@ -117,6 +117,9 @@ SELECT served, pool FROM snowid_ticket WHERE seqrelid = 'upgrade_13'::regclass;
 -- 1.5: the registry trusts no caller.
 ALTER EXTENSION snowid UPDATE TO '1.5';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+-- 1.6: snowid on Citus.
+ALTER EXTENSION snowid UPDATE TO '1.6';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 DROP SEQUENCE upgrade_keep, upgrade_13;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
