@@ -226,6 +226,20 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION snowid_ticket_next(regclass) IS
 'next value of a ticket sequence for this server''s shard (needs USAGE or UPDATE on it)';
 
+-- The same, the ticket named by text and looked up in the caller's
+-- search_path when a value is taken (as nextval('name'::text)): a default
+-- written snowid_ticket_next('name') resolves here (an unknown literal
+-- prefers text) and depends on no sequence, so that Citus, which rewrites
+-- a default that depends on a sequence into nextval() on its workers,
+-- copies it to every node as it is.
+CREATE FUNCTION snowid_ticket_next(ticket text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_ticket_next_named'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_ticket_next(text) IS
+'next value of the ticket sequence of that name in the search_path, for this server''s shard (needs USAGE or UPDATE on it); a default written with it depends on no sequence';
+
 -- STABLE: it reads the settings from snowid_ticket.
 CREATE FUNCTION snowid_ticket_shard(ticket regclass, value bigint)
 RETURNS integer

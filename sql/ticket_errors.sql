@@ -33,6 +33,7 @@ CREATE SEQUENCE plain_seq;
 SELECT snowid_ticket_next('plain_seq');
 SELECT snowid_ticket_next('te_table');
 SELECT snowid_ticket_shard('plain_seq', 1);
+SELECT snowid_ticket_next('no_such_relation'::regclass);
 SELECT snowid_ticket_next('no_such_relation');
 
 -- Privileges: like nextval, USAGE or UPDATE on the ticket sequence.

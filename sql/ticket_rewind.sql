@@ -183,7 +183,7 @@ DROP SEQUENCE rw_full;
 
 -- DROP EXTENSION refuses while ticket sequences exist, and CASCADE drops
 -- them together with the defaults that take their values.
-CREATE TABLE rw_orders (id bigint DEFAULT snowid_ticket_next('rw'), note text);
+CREATE TABLE rw_orders (id bigint DEFAULT snowid_ticket_next('rw'::regclass), note text);
 DROP EXTENSION snowid;
 DROP EXTENSION snowid CASCADE;
 SELECT count(*) AS ticket_sequences_left FROM pg_class WHERE relname = 'rw';

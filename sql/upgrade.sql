@@ -147,3 +147,21 @@ SELECT object,
   FROM fresh WHERE object LIKE 'table %' ORDER BY 1;
 DROP TABLE upgraded, fresh;
 DROP VIEW snowid_objects;
+
+-- The update to 1.6 gives snowid_ticket_next(text) the privileges of
+-- snowid_ticket_next(regclass): EXECUTE revoked from PUBLIC stays revoked.
+DROP EXTENSION snowid;
+CREATE EXTENSION snowid VERSION '1.5';
+CREATE ROLE regress_upgrade_taker;
+CREATE ROLE regress_upgrade_other;
+REVOKE EXECUTE ON FUNCTION snowid_ticket_next(regclass) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowid_ticket_next(regclass) TO regress_upgrade_taker WITH GRANT OPTION;
+ALTER EXTENSION snowid UPDATE TO '1.6';
+SELECT p.oid::regprocedure AS function,
+	   has_function_privilege('regress_upgrade_taker', p.oid, 'EXECUTE') AS taker_may,
+	   has_function_privilege('regress_upgrade_taker', p.oid, 'EXECUTE WITH GRANT OPTION') AS taker_may_grant,
+	   has_function_privilege('regress_upgrade_other', p.oid, 'EXECUTE') AS other_may
+  FROM pg_proc p WHERE p.proname = 'snowid_ticket_next' ORDER BY p.oid::regprocedure::text;
+DROP EXTENSION snowid;
+DROP ROLE regress_upgrade_taker, regress_upgrade_other;
+CREATE EXTENSION snowid;

@@ -2,14 +2,17 @@
  *
  * ticket_lookup.c
  *	  Ticket sequences: the per-backend cache of their settings and of the
- *	  privileges checked, its invalidation, and the binding of a cache entry
- *	  to its slot.
+ *	  privileges checked, its invalidation, the binding of a cache entry to
+ *	  its slot, and the per-backend cache of ticket names looked up.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
+#include "compat.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "pool.h"
 #include "ticket.h"
 #include "ticket_catalog.h"
@@ -17,10 +20,13 @@
 #include "ticket_slot.h"
 #include "ticketmath.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/syscache.h"
+#include "utils/varlena.h"
 
 static HTAB *ticket_cache = NULL;
 
@@ -176,4 +182,158 @@ snowid_ticket_lookup_bound(Oid relid, Oid fn_oid)
 	if (entry->slot < 0)
 		snowid_ticket_bind(entry);
 	return entry;
+}
+
+/* ---------- tickets named by text ---------- */
+
+/*
+ * snowid_ticket_next(text) looks its name up at every call, in the caller's
+ * search_path, as nextval('name'::text) does: a column default written with
+ * it depends on no sequence (Citus rewrites a default that does).  The
+ * lookups are cached per backend and per call site (fn_extra), and a cached
+ * answer is used only while nothing it depended on can have changed: the
+ * search_path setting, the current user (the search_path's "$user", and the
+ * USAGE on schemas that a lookup checks), and the catalogs a lookup reads
+ * (pg_class by name, pg_namespace, roles and their memberships).  Any
+ * invalidation of those starts a new generation of lookups.
+ */
+#define TICKET_NAME_MAX 256		/* longer names are looked up every time */
+#define TICKET_NAMES_MAX 256	/* entries kept before the cache starts over */
+
+typedef struct SnowidTicketName
+{
+	char		name[TICKET_NAME_MAX];	/* hash key, NUL-terminated */
+	Oid			relid;
+	uint64		generation;
+} SnowidTicketName;
+
+static HTAB *ticket_names = NULL;
+static uint64 ticket_names_generation = 1;
+static char *ticket_names_path = NULL;	/* search_path of this generation */
+static Oid	ticket_names_user = InvalidOid; /* user of this generation */
+
+static void
+snowid_ticket_names_cb(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ticket_names_generation++;
+}
+
+/* The generation of lookups valid now: a new one if the path or user moved. */
+static uint64
+snowid_ticket_names_current(void)
+{
+	if (unlikely(ticket_names == NULL))
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = TICKET_NAME_MAX;
+		ctl.entrysize = sizeof(SnowidTicketName);
+		ticket_names = hash_create("snowid ticket names", 16, &ctl,
+								   HASH_ELEM | HASH_STRINGS);
+		CacheRegisterSyscacheCallback(RELNAMENSP, snowid_ticket_names_cb,
+									  (Datum) 0);
+		CacheRegisterSyscacheCallback(NAMESPACEOID, snowid_ticket_names_cb,
+									  (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, snowid_ticket_names_cb,
+									  (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, snowid_ticket_names_cb,
+									  (Datum) 0);
+		CacheRegisterSyscacheCallback(DATABASEOID, snowid_ticket_names_cb,
+									  (Datum) 0);
+	}
+	if (unlikely(ticket_names_user != GetUserId() ||
+				 ticket_names_path == NULL ||
+				 strcmp(ticket_names_path, namespace_search_path) != 0))
+	{
+		char	   *path = MemoryContextStrdup(TopMemoryContext,
+											   namespace_search_path);
+
+		if (ticket_names_path != NULL)
+			pfree(ticket_names_path);
+		ticket_names_path = path;
+		ticket_names_user = GetUserId();
+		ticket_names_generation++;
+	}
+	return ticket_names_generation;
+}
+
+/* Look name up in the search_path; an error if no relation bears it. */
+static Oid
+snowid_ticket_name_lookup(text *name)
+{
+	RangeVar   *rv = makeRangeVarFromNameList(textToQualifiedNameList(name));
+	Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("ticket sequence \"%s\" does not exist",
+						text_to_cstring(name)),
+				 errdetail("snowid_ticket_next() looks the name up in the search_path when it takes a value."),
+				 errhint("Create the ticket sequence with snowid_ticket_create() on every server that takes its values (on Citus, on every node).")));
+	return relid;
+}
+
+/*
+ * The relation that name (as text) stands for now, for the call site
+ * flinfo: looked up as a qualified name in the search_path, or cached.
+ */
+Oid
+snowid_ticket_named(text *name, FmgrInfo *flinfo)
+{
+	uint64		generation = snowid_ticket_names_current();
+	const char *data = VARDATA_ANY(name);
+	int			len = VARSIZE_ANY_EXHDR(name);
+	SnowidTicketName *site = (SnowidTicketName *) flinfo->fn_extra;
+	SnowidTicketName *entry;
+	char		key[TICKET_NAME_MAX];
+	Oid			relid;
+
+	if (unlikely(len >= TICKET_NAME_MAX || memchr(data, '\0', len) != NULL))
+		return snowid_ticket_name_lookup(name);
+
+	/* the call site's last answer */
+	if (likely(site != NULL && site->generation == generation &&
+			   strncmp(site->name, data, len) == 0 && site->name[len] == '\0'))
+		return site->relid;
+
+	memcpy(key, data, len);
+	key[len] = '\0';
+	entry = hash_search(ticket_names, key, HASH_FIND, NULL);
+	if (entry != NULL && entry->generation == generation)
+		relid = entry->relid;
+	else
+	{
+		relid = snowid_ticket_name_lookup(name);
+		/* a lookup may process invalidations: keep it only if none came */
+		if (generation == snowid_ticket_names_current())
+		{
+			bool		found;
+
+			if (entry == NULL &&
+				hash_get_num_entries(ticket_names) >= TICKET_NAMES_MAX)
+			{
+				HASH_SEQ_STATUS status;
+				SnowidTicketName *old;
+
+				hash_seq_init(&status, ticket_names);
+				while ((old = hash_seq_search(&status)) != NULL)
+					(void) hash_search(ticket_names, old->name, HASH_REMOVE,
+									   NULL);
+			}
+			entry = hash_search(ticket_names, key, HASH_ENTER, &found);
+			entry->relid = relid;
+			entry->generation = generation;
+		}
+	}
+
+	if (site == NULL)
+	{
+		site = MemoryContextAlloc(flinfo->fn_mcxt, sizeof(SnowidTicketName));
+		flinfo->fn_extra = site;
+	}
+	memcpy(site->name, key, len + 1);
+	site->relid = relid;
+	site->generation = generation;
+	return relid;
 }

@@ -32,22 +32,26 @@
 
 PG_FUNCTION_INFO_V1(snowid_ticket_create);
 PG_FUNCTION_INFO_V1(snowid_ticket_next);
+PG_FUNCTION_INFO_V1(snowid_ticket_next_named);
 PG_FUNCTION_INFO_V1(snowid_ticket_shard);
 PG_FUNCTION_INFO_V1(snowid_ticket_cache);
 
 /* ---------- taking values ---------- */
 
-Datum
-snowid_ticket_next(PG_FUNCTION_ARGS)
+/*
+ * The next value of ticket relid, for the SQL function fn_oid (whose
+ * schema is the extension's).
+ */
+static pg_attribute_always_inline int64
+snowid_ticket_next_of(Oid relid, Oid fn_oid)
 {
-	Oid			relid = PG_GETARG_OID(0);
 	SnowidTicketShared *shared = snowid_ticket_require_shared();
 	SnowidTicketEntry *entry;
 
 	PreventCommandIfReadOnly("snowid_ticket_next()");
 	PreventCommandIfParallelMode("snowid_ticket_next()");
 
-	entry = snowid_ticket_lookup(relid, fcinfo->flinfo->fn_oid, true);
+	entry = snowid_ticket_lookup(relid, fn_oid, true);
 	for (;;)
 	{
 		SnowidTicketSlot *slot;
@@ -59,7 +63,7 @@ snowid_ticket_next(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		if (unlikely(entry->slot < 0))
-			entry = snowid_ticket_lookup_bound(relid, fcinfo->flinfo->fn_oid);
+			entry = snowid_ticket_lookup_bound(relid, fn_oid);
 		slot = &shared->slots[entry->slot];
 
 		result = snowid_ticket_take(slot, entry, &value, &g, &off, &count);
@@ -72,7 +76,7 @@ snowid_ticket_next(PG_FUNCTION_ARGS)
 		{
 			if (unlikely(off == snowid_ticket_threshold(count)))
 				snowid_ticket_prefetch_block(slot, entry);
-			PG_RETURN_INT64(value);
+			return value;
 		}
 		if (result == TAKE_REBIND)
 		{
@@ -81,6 +85,27 @@ snowid_ticket_next(PG_FUNCTION_ARGS)
 			entry->slot = -1;
 		}
 	}
+}
+
+/* snowid_ticket_next(regclass): the ticket bound when the call was parsed */
+Datum
+snowid_ticket_next(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(snowid_ticket_next_of(PG_GETARG_OID(0),
+										  fcinfo->flinfo->fn_oid));
+}
+
+/*
+ * snowid_ticket_next(text): the ticket that bears the name in the
+ * search_path now.  A default written with it depends on no sequence.
+ */
+Datum
+snowid_ticket_next_named(PG_FUNCTION_ARGS)
+{
+	Oid			relid = snowid_ticket_named(PG_GETARG_TEXT_PP(0),
+											fcinfo->flinfo);
+
+	PG_RETURN_INT64(snowid_ticket_next_of(relid, fcinfo->flinfo->fn_oid));
 }
 
 /* ---------- decoding and create ---------- */
