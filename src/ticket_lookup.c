@@ -289,7 +289,7 @@ snowid_ticket_named(text *name, FmgrInfo *flinfo)
 	char		key[TICKET_NAME_MAX];
 	Oid			relid;
 
-	if (unlikely(len >= TICKET_NAME_MAX || memchr(data, '\0', len) != NULL))
+	if (unlikely(len >= TICKET_NAME_MAX))
 		return snowid_ticket_name_lookup(name);
 
 	/* the call site's last answer */

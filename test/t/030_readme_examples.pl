@@ -11,7 +11,11 @@
 #
 #   <!-- readme-examples: skip -->
 #
-# right before its opening fence.
+# right before its opening fence.  Blocks marked
+#
+#   <!-- readme-examples: citus -->
+#
+# run on a Citus cluster instead, in test/t/071_citus_readme.pl.
 
 use strict;
 use warnings;
@@ -35,7 +39,7 @@ for my $i (0 .. $#lines)
 	my $line = $lines[$i];
 	if (!$in)
 	{
-		if ($line =~ /^<!--\s*readme-examples:\s*skip\s*-->/)
+		if ($line =~ /^<!--\s*readme-examples:\s*(?:skip|citus)\s*-->/)
 		{
 			$skip_next = 1;
 		}
