@@ -29,8 +29,14 @@ set -euo pipefail
 
 say() { echo "citus-build: $*" >&2; }
 
-as_root() {
-	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+# Run a command that writes into the installation: directly where this user
+# can write there (root, or an installation of one's own), else with sudo.
+as_owner() {
+	if [ "$(id -u)" -eq 0 ] || { [ -w "$prefix" ] && [ -w "$pkglibdir" ] && [ -w "$sharedir/extension" ]; }; then
+		"$@"
+	else
+		sudo "$@"
+	fi
 }
 
 if [ $# -ne 1 ]; then
@@ -81,7 +87,7 @@ installed() {
 
 umask 022
 # One build at a time per installation (the lock file lies beside the stamp).
-as_root touch "$prefix/.snowid-citus-lock"
+as_owner touch "$prefix/.snowid-citus-lock"
 exec 9<"$prefix/.snowid-citus-lock"
 flock 9
 
@@ -102,14 +108,14 @@ start=$SECONDS
 		cd "$work/citus-$version" &&
 		./configure PG_CONFIG="$pg_config" $configure_opts &&
 		make -j"$(nproc)" &&
-		echo "incomplete: $want" | as_root tee "$stamp" >/dev/null &&
-		as_root make install PG_CONFIG="$pg_config"
+		echo "incomplete: $want" | as_owner tee "$stamp" >/dev/null &&
+		as_owner make install PG_CONFIG="$pg_config"
 } >"$log" 2>&1 || {
 	tail -n 40 "$log" >&2
 	say "building Citus $version into $prefix failed"
 	exit 1
 }
-echo "$want" | as_root tee "$stamp" >/dev/null
+echo "$want" | as_owner tee "$stamp" >/dev/null
 if ! installed; then
 	say "Citus $version was installed into $prefix, but $pkglibdir/citus.so does not say it is Citus $version"
 	exit 1
