@@ -15,6 +15,13 @@
 # minutes each, the first time only).  19 (a release candidate) is
 # optional: if its source package cannot be downloaded here it is reported
 # as skipped, not counted; for the others that is a failure.
+#
+# The Citus TAP tests (test/t/07x_*.pl) need Citus in the PostgreSQL under
+# test: test/citus-build.sh builds it from ../shared/vendor/citus-14.0.1.tar.gz
+# beside the repository (or $SNOWID_CITUS_TARBALL) into it, once (about half
+# a minute).  Where it cannot (no tarball, or a major Citus does not support:
+# 15, 19), those files are skipped and the reason is printed, also in the
+# summary.
 set -u
 SNOWID_USER_PG_CONFIG=${PG_CONFIG:-}
 . "$(dirname "$0")/lib.sh"
@@ -141,6 +148,31 @@ run_tap_file() {
 	major_failed=$((major_failed + bad + died))
 }
 
+# Citus for the Citus TAP tests, installed into the PostgreSQL of PG_CONFIG;
+# where it cannot be, SNOWID_CITUS_SKIP holds the reason (those tests read
+# it and skip) and citus_note says it for the summary.  A failed build
+# counts as a failure.
+prepare_citus() {
+	local out rc
+	citus_note=
+	out=$(bash "$SNOWID_SRC/test/citus-build.sh" "$PG_CONFIG" 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/  /'
+	if [ $rc -eq 0 ]; then
+		unset SNOWID_CITUS_SKIP
+		return
+	fi
+	if [ $rc -eq 3 ]; then
+		SNOWID_CITUS_SKIP=$(echo "$out" | tail -n1 | sed 's/^citus-build: //; s/: the Citus tests are skipped$//')
+	else
+		SNOWID_CITUS_SKIP="the build of Citus failed (counted as a failure)"
+		major_failed=$((major_failed + 1))
+	fi
+	export SNOWID_CITUS_SKIP
+	citus_note=" (Citus tests skipped: $SNOWID_CITUS_SKIP)"
+	echo "Citus tests skipped: $SNOWID_CITUS_SKIP"
+}
+
 # The whole suite on the installation named by PG_CONFIG.
 run_suite() {
 	local work t
@@ -255,6 +287,8 @@ for major in $majors; do
 	else
 		unset SNOWID_OLD_PG_BINDIR
 	fi
+	echo "== Citus"
+	prepare_citus
 	run_suite
 	if [ -f "$("$PG_CONFIG" --pkglibdir)/snowid.so" ]; then
 		if [ -z "${old_bindir:-}" ]; then
@@ -263,8 +297,8 @@ for major in $majors; do
 		fi
 		last_major=$major
 	fi
-	echo "PostgreSQL $major: $major_passed passed, $major_failed failed"
-	summary+=("PostgreSQL $major: $major_passed passed, $major_failed failed")
+	echo "PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note"
+	summary+=("PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note")
 	passed=$((passed + major_passed))
 	failed=$((failed + major_failed))
 done
