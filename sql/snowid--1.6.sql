@@ -1,0 +1,1884 @@
+/*
+ * snowid.sql: the install script of the current version.  The build copies
+ * it to sql/snowid--<default_version>.sql; every release also ships an
+ * upgrade script sql/snowid--<old>--<new>.sql that brings an installed
+ * extension to the same objects (sql/upgrade.sql compares the two).
+ */
+
+\echo Use "CREATE EXTENSION snowid" to load this file. \quit
+
+-- Generators: volatile by nature, and PARALLEL RESTRICTED because renewing
+-- the persisted reservation writes WAL, which only the leader may do.
+
+CREATE FUNCTION snowid_next()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_next'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION snowid_next() IS
+'next Snowflake ID of this server (needs snowid in shared_preload_libraries and snowid.node_id)';
+
+CREATE FUNCTION snowid_next_batch(n integer)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'snowid_next_batch'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
+ROWS 1000;
+
+COMMENT ON FUNCTION snowid_next_batch(integer) IS
+'n consecutive Snowflake IDs of this server, reserved at once, in increasing order';
+
+-- Decoders: they depend on the layout parameters, which are fixed while the
+-- server runs but may differ after a restart, so STABLE rather than
+-- IMMUTABLE (an index on them could silently go wrong after a layout change;
+-- index the ID itself and use snowid_from_timestamp for time ranges).
+
+CREATE FUNCTION snowid_timestamp(id bigint)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'snowid_timestamp'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_timestamp(bigint) IS
+'start of the tick a Snowflake ID was issued in';
+
+CREATE FUNCTION snowid_node(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowid_node'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_node(bigint) IS
+'node ID embedded in a Snowflake ID';
+
+CREATE FUNCTION snowid_sequence(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowid_sequence'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_sequence(bigint) IS
+'per-tick sequence number embedded in a Snowflake ID';
+
+CREATE FUNCTION snowid_decode(id bigint,
+							  OUT ts timestamptz,
+							  OUT node integer,
+							  OUT sequence integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_decode'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_decode(bigint) IS
+'timestamp, node and sequence of a Snowflake ID';
+
+CREATE FUNCTION snowid_from_timestamp(ts timestamptz)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_from_timestamp'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_from_timestamp(timestamptz) IS
+'smallest Snowflake ID any node can issue in the tick containing ts, for range scans on ID columns';
+
+CREATE FUNCTION snowid_id_above(id bigint, node integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_id_above'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_id_above(bigint, integer) IS
+'smallest Snowflake ID of node in the layout in force above id (an ID of any layout): where a stream continues after a layout change; NULL if the layout has none';
+
+CREATE FUNCTION snowid_layout(OUT epoch timestamptz,
+							  OUT tick interval,
+							  OUT timestamp_bits integer,
+							  OUT node_bits integer,
+							  OUT sequence_bits integer,
+							  OUT node_id integer,
+							  OUT ids_per_second bigint,
+							  OUT last_timestamp timestamptz,
+							  OUT id_bits integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_layout'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_layout() IS
+'the Snowflake layout in force: epoch, tick, bit widths, node ID, capacity, end of life and the ID width (every ID is below 2^id_bits)';
+
+-- The text form (Crockford base32).  It depends on nothing but its
+-- arguments, so IMMUTABLE.  Negative values have no code: 22023.
+
+CREATE FUNCTION snowid_to_text(value bigint, with_check boolean DEFAULT true)
+RETURNS text
+AS 'MODULE_PATHNAME', 'snowid_to_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_to_text(bigint, boolean) IS
+'Crockford base32 code of a snowid or ticket value (upper case, no padding), with a check symbol unless with_check is false; a negative value is an error (22023)';
+
+CREATE FUNCTION snowid_from_text(code text, with_check boolean DEFAULT true)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_from_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_from_text(text, boolean) IS
+'value of a Crockford base32 code: any case, I and L read as 1, O as 0, hyphens and leading zeros allowed, last symbol the check symbol unless with_check is false; a bad or wrong symbol is 22P02, a value beyond bigint 22003';
+
+CREATE FUNCTION snowid_stats(OUT ids_issued bigint,
+							 OUT ticks_borrowed bigint,
+							 OUT waits bigint,
+							 OUT wait_time_ms double precision,
+							 OUT clock_errors bigint,
+							 OUT clock_regressions bigint,
+							 OUT largest_regression_ms double precision,
+							 OUT last_id bigint,
+							 OUT lead_ms double precision,
+							 OUT reserved_until timestamptz,
+							 OUT reservations bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_stats'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_stats() IS
+'what the Snowflake generator of this server has done since it started';
+
+
+-- Ticket sequences.  Each is a normal sequence (owned by its creator, not a
+-- member of the extension, so pg_dump keeps it and its position, but
+-- depending on it) that counts reserved blocks, plus a row here with its
+-- settings and its served mark.
+
+CREATE TABLE snowid_ticket (
+	seqrelid regclass PRIMARY KEY,
+	shard integer NOT NULL CHECK (shard >= 0 AND shard < shards),
+	shards integer NOT NULL CHECK (shards >= 1),
+	block integer NOT NULL CHECK (block >= 1),
+	start bigint NOT NULL,
+	type regtype NOT NULL
+		CONSTRAINT snowid_ticket_type_check
+		CHECK (type OPERATOR(pg_catalog.=) 'integer'::pg_catalog.regtype OR
+			   type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype),
+	stamp bigint NOT NULL,			-- creation time in microseconds: tells a
+									-- recycled OID from the ticket it replaced
+	served bigint NOT NULL DEFAULT -1	-- highest block handed out (-1: none);
+										-- raised in place, never lowered
+);
+
+COMMENT ON TABLE snowid_ticket IS
+'settings of the ticket sequences of this database (written by snowid_ticket_create, removed on DROP)';
+
+-- pg_dump dumps the rows, so a restored database keeps its tickets.
+SELECT pg_catalog.pg_extension_config_dump('snowid_ticket', '');
+
+-- Everyone may read the settings; only snowid_ticket_create writes them.
+-- The served mark tells how far a ticket has got, which, as with the
+-- sequence's last_value, only privileged roles may see: the owner of the
+-- database among them, whose pg_dump copies the whole table.
+REVOKE ALL ON snowid_ticket FROM PUBLIC;
+GRANT SELECT (seqrelid, shard, shards, block, start, type, stamp)
+	ON snowid_ticket TO PUBLIC;
+GRANT SELECT ON snowid_ticket TO pg_database_owner;
+
+-- A row's sequence depends on the extension: DROP EXTENSION lists the ticket
+-- sequences (CASCADE drops them), and a sequence that merely got the OID of
+-- a dropped ticket is never taken for one.  Fires for rows written by
+-- snowid_ticket_create, by pg_restore and by the upgrade script, ALWAYS
+-- (also under session_replication_role = replica).  The rows never get a
+-- new version: the served mark is raised in place, and an UPDATE or DELETE
+-- by hand of a live ticket's row would keep it waiting or lose it, so
+-- snowid_ticket_fixed refuses both; the UPDATE that changes nothing
+-- (SET seqrelid = seqrelid, after pg_upgrade) records the dependency and
+-- leaves the row as it is.
+CREATE FUNCTION snowid_ticket_registered()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'snowid_ticket_registered'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_ticket_registered() IS
+'trigger on snowid_ticket: makes a ticket sequence depend on the extension, refuses changes to a ticket''s row and its deletion while the ticket exists';
+
+REVOKE ALL ON FUNCTION snowid_ticket_registered() FROM PUBLIC;
+
+CREATE TRIGGER snowid_ticket_registered
+AFTER INSERT ON snowid_ticket
+FOR EACH ROW EXECUTE FUNCTION snowid_ticket_registered();
+
+ALTER TABLE snowid_ticket ENABLE ALWAYS TRIGGER snowid_ticket_registered;
+
+CREATE TRIGGER snowid_ticket_fixed
+BEFORE UPDATE OR DELETE ON snowid_ticket
+FOR EACH ROW EXECUTE FUNCTION snowid_ticket_registered();
+
+ALTER TABLE snowid_ticket ENABLE ALWAYS TRIGGER snowid_ticket_fixed;
+
+CREATE FUNCTION snowid_ticket_create(name text,
+									 shard integer DEFAULT 0,
+									 shards integer DEFAULT 1,
+									 block integer DEFAULT 1000,
+									 start bigint DEFAULT 1,
+									 type regtype DEFAULT 'bigint')
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'snowid_ticket_create'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_ticket_create(text, integer, integer, integer, bigint, regtype) IS
+'create ticket sequence name, issuing start + shard + k * shards on this server';
+
+CREATE FUNCTION snowid_ticket_next(ticket regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_ticket_next'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_ticket_next(regclass) IS
+'next value of a ticket sequence for this server''s shard (needs USAGE or UPDATE on it)';
+
+-- STABLE: it reads the settings from snowid_ticket.
+CREATE FUNCTION snowid_ticket_shard(ticket regclass, value bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowid_ticket_shard'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_ticket_shard(regclass, bigint) IS
+'the shard of a ticket sequence that issued value';
+
+CREATE FUNCTION snowid_ticket_cache(OUT ticket regclass,
+									OUT cached_first bigint,
+									OUT cached_last bigint,
+									OUT cached_values bigint,
+									OUT server_blocks bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'snowid_ticket_cache'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION snowid_ticket_cache() IS
+'the blocks of ticket sequences of this database cached in this server''s shared memory';
+
+-- Integer division with div(): numeric "/" rounds its result for large
+-- operands, which would put last_value one stride too high.  Every operator
+-- is pg_catalog's (OPERATOR(pg_catalog.x)): pg_catalog has no
+-- =(regclass, regclass), for one, and an operator that a user creates in a
+-- schema on the search_path would otherwise be bound into the view when it
+-- is created (by CREATE EXTENSION or an update), and run as whoever reads
+-- it.  The position (blocks reserved, cached block, values left) shows only
+-- to users with SELECT or USAGE on the sequence; others get NULLs.
+CREATE VIEW snowid_tickets AS
+SELECT t.seqrelid AS ticket,
+	   t.type,
+	   t.shard,
+	   t.shards,
+	   t.block,
+	   t.start,
+	   t.start OPERATOR(pg_catalog.+) t.shard AS first_value,
+	   (t.start OPERATOR(pg_catalog.+) t.shard
+		  OPERATOR(pg_catalog.+) (k.last_k OPERATOR(pg_catalog.*) t.shards))::bigint
+		 AS last_value,
+	   pg_catalog.div(k.last_k, t.block) OPERATOR(pg_catalog.+) 1 AS blocks_total,
+	   r.blocks_reserved,
+	   c.cached_first,
+	   c.cached_last,
+	   CASE WHEN p.allowed THEN coalesce(c.cached_values, 0) END AS cached_values,
+	   CASE WHEN p.allowed THEN
+		 k.last_k OPERATOR(pg_catalog.+) 1
+		   OPERATOR(pg_catalog.-) least(k.last_k OPERATOR(pg_catalog.+) 1,
+										r.blocks_reserved OPERATOR(pg_catalog.*) t.block)
+		   OPERATOR(pg_catalog.+) coalesce(c.cached_values, 0)
+	   END AS values_left
+FROM snowid_ticket t
+CROSS JOIN LATERAL (
+	SELECT pg_catalog.div((CASE WHEN t.type OPERATOR(pg_catalog.=) 'integer'::pg_catalog.regtype
+								THEN 2147483647 ELSE 9223372036854775807 END)::numeric
+						  OPERATOR(pg_catalog.-) t.start OPERATOR(pg_catalog.-) t.shard,
+						  t.shards) AS last_k) k
+CROSS JOIN LATERAL (
+	SELECT pg_catalog.has_sequence_privilege(t.seqrelid, 'SELECT, USAGE') AS allowed) p
+CROSS JOIN LATERAL (
+	SELECT CASE WHEN p.allowed
+				THEN least(coalesce(pg_catalog.pg_sequence_last_value(t.seqrelid)
+									  OPERATOR(pg_catalog.+) 1, 0),
+						   pg_catalog.div(k.last_k, t.block) OPERATOR(pg_catalog.+) 1)
+		   END AS blocks_reserved) r
+LEFT JOIN snowid_ticket_cache() c ON c.ticket OPERATOR(pg_catalog.=) t.seqrelid;
+
+COMMENT ON VIEW snowid_tickets IS
+'ticket sequences of this database: settings, blocks reserved, the block cached on this server and the values left for this shard';
+
+GRANT SELECT ON snowid_tickets TO PUBLIC;
+
+-- DROP of a ticket sequence (directly or through DROP SCHEMA, DROP OWNED,
+-- ...) removes its row.  With snowid preloaded, its object-access hook does
+-- that first, in every mode; this trigger covers servers that load snowid
+-- only on demand.  SECURITY DEFINER because the dropping user need not
+-- be allowed to write snowid_ticket; the search_path is fixed.
+CREATE FUNCTION snowid_ticket_dropped()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	DELETE FROM @extschema@.snowid_ticket t
+	USING pg_catalog.pg_event_trigger_dropped_objects() d
+	WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid = 0
+	  AND t.seqrelid::pg_catalog.oid = d.objid;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_ticket_dropped() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_ticket_dropped() IS
+'event trigger on sql_drop: removes the row of snowid_ticket of a dropped ticket sequence (where snowid is not preloaded; with it, its object-access hook does it in every mode)';
+
+CREATE EVENT TRIGGER snowid_ticket_dropped ON sql_drop
+EXECUTE FUNCTION snowid_ticket_dropped();
+
+-- The functions of snowid name their tables and each other by the schema
+-- they were installed in, as every extension's do: renamed, that name
+-- would lead them to whatever bears it then.  Whoever owns the schema (in
+-- a registry database installed in public, its owner, not a superuser)
+-- could rename it and plant tables or functions under the old name, so a
+-- rename of the extension's schema is refused.  The trigger calls its
+-- function by OID, not by name.
+CREATE FUNCTION snowid_schema_renamed()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF EXISTS (SELECT FROM pg_catalog.pg_extension e
+				WHERE e.extname OPERATOR(pg_catalog.=) 'snowid'
+				  AND NOT EXISTS (SELECT FROM pg_catalog.pg_namespace n
+								   WHERE n.oid OPERATOR(pg_catalog.=) e.extnamespace
+									 AND n.nspname OPERATOR(pg_catalog.=) '@extschema@')) THEN
+		RAISE EXCEPTION 'the schema of the snowid extension cannot be renamed'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'The functions of snowid name their tables by the schema "@extschema@": renamed, they would read and write whatever bore that name.',
+				  HINT = 'Leave the schema its name; to move snowid, drop and create the extension again.';
+	END IF;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_schema_renamed() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_schema_renamed() IS
+'event trigger on ALTER SCHEMA: refuses a rename of the schema snowid is installed in, whose name its functions use';
+
+CREATE EVENT TRIGGER snowid_schema_renamed ON ddl_command_end
+WHEN TAG IN ('ALTER SCHEMA')
+EXECUTE FUNCTION snowid_schema_renamed();
+
+-- The registry (issue 12): a database with snowid installed that members
+-- name in snowid.registry.  Their background workers claim node IDs here
+-- for a lease, through snowid_registry_claim and snowid_registry_release;
+-- nothing here needs snowid preloaded.  Both tables are dumped by pg_dump
+-- with their rows, so a restored registry keeps its leases.
+
+CREATE TABLE snowid_registry_settings (
+	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+	layout text,		-- the layout every member must use; set by the first claim
+	max_lease interval NOT NULL DEFAULT '7 days'
+		CHECK (max_lease OPERATOR(pg_catalog.>=) '1 second'::pg_catalog.interval),
+	takeover_delay interval NOT NULL DEFAULT '5 seconds'
+		CHECK (takeover_delay OPERATOR(pg_catalog.>=) '0'::pg_catalog.interval),
+	max_nodes_per_role integer NOT NULL DEFAULT 64
+		CHECK (max_nodes_per_role OPERATOR(pg_catalog.>=) 1),
+	max_grant_share double precision NOT NULL DEFAULT 0.01
+		CHECK (max_grant_share OPERATOR(pg_catalog.>) 0 AND
+			   max_grant_share OPERATOR(pg_catalog.<=) 0.25),
+	lead_margin interval NOT NULL DEFAULT '1 second'
+		CHECK (lead_margin OPERATOR(pg_catalog.>=) '0'::pg_catalog.interval),
+	max_grants_per_hour integer NOT NULL DEFAULT 60
+		CHECK (max_grants_per_hour OPERATOR(pg_catalog.>=) 1)
+);
+
+COMMENT ON TABLE snowid_registry_settings IS
+'registry: the one layout every member must use (set by the first claim; a member with another layout is refused) and the limits the registry sets on every member: longest lease, shortest takeover delay, nodes per login role, largest share of a pool one grant takes, margin of a lease over a member''s max_lead, grants of a pool to one role in an hour';
+
+SELECT pg_catalog.pg_extension_config_dump('snowid_registry_settings', '');
+
+CREATE TABLE snowid_registry_node (
+	node_id integer PRIMARY KEY CHECK (node_id OPERATOR(pg_catalog.>=) 0),
+	cluster_name text,
+	host text,
+	port integer,
+	system_identifier numeric(20,0),	-- of the holder's cluster (uint64)
+	start_id text NOT NULL,				-- per-start identity of the holder
+	layout text NOT NULL,
+	claimed_at timestamptz NOT NULL,	-- when this holder (start_id) got it
+	last_seen timestamptz NOT NULL,		-- last claim or renewal by the holder
+	lease_until timestamptz NOT NULL,
+	released_at timestamptz,			-- clean release (lease_until = released_at)
+	last_id bigint,						-- every ID issued on the node is below
+										-- it (reported); NULL if none reported
+	holder_role name,					-- the login role that holds it (NULL:
+										-- a lease of 1.4 not renewed since)
+	secret_hash text,					-- SHA-256 (hex) of the holder start's secret
+	max_lead_ms bigint,					-- the holder's snowid.max_lead
+	floor_until timestamptz,			-- every ID of earlier holders lies
+										-- below this time (their lease end
+										-- plus their max_lead)
+	registry_host boolean NOT NULL DEFAULT false	-- held by the registry's
+										-- own server, which issues IDs under
+										-- it: no role, no secret, no member
+										-- can act on it
+);
+
+COMMENT ON TABLE snowid_registry_node IS
+'registry: one row per node ID ever claimed: its holder, the lease and the last ID reported (written by snowid_registry_claim and snowid_registry_release); a row with registry_host is the node the registry''s own server issues IDs under, kept from members for max_lease after it last did';
+
+SELECT pg_catalog.pg_extension_config_dump('snowid_registry_node', '');
+
+-- Only pg_catalog's operators and functions: the view is bound when it is
+-- created (by CREATE EXTENSION or an update), whatever lies on the
+-- search_path then.  The holders' hosts and ports show to pg_monitor.
+CREATE VIEW snowid_registry_nodes AS
+SELECT n.node_id,
+	   pg_catalog.concat(
+		   CASE WHEN n.registry_host THEN 'the registry''s own server: ' END,
+		   CASE WHEN n.cluster_name OPERATOR(pg_catalog.<>) ''
+				THEN pg_catalog.format('cluster "%s" on ', n.cluster_name) END,
+		   pg_catalog.format('%s:%s, system identifier %s',
+							 n.host, n.port, n.system_identifier)) AS holder,
+	   n.layout,
+	   n.lease_until,
+	   n.last_seen,
+	   CASE WHEN n.released_at IS NOT NULL THEN 'released'
+			WHEN n.lease_until OPERATOR(pg_catalog.<) pg_catalog.now() THEN 'expired'
+			ELSE 'held' END AS state,
+	   n.cluster_name,
+	   n.host,
+	   n.port,
+	   n.system_identifier,
+	   n.start_id,
+	   n.claimed_at,
+	   n.last_id,
+	   n.holder_role,
+	   n.max_lead_ms,
+	   n.registry_host
+  FROM snowid_registry_node n;
+
+COMMENT ON VIEW snowid_registry_nodes IS
+'registry: every node ID claimed, who holds it (or held it last), its layout, lease and state (held, released or expired), and whether the holder is the registry''s own server';
+
+REVOKE ALL ON snowid_registry_nodes FROM PUBLIC;
+GRANT SELECT ON snowid_registry_nodes TO pg_monitor;
+-- pg_dump of a database with snowid copies the rows of both tables: its
+-- owner may read them, as it may read snowid_ticket.
+GRANT SELECT ON snowid_registry_node, snowid_registry_settings TO pg_database_owner;
+GRANT SELECT ON snowid_registry_nodes TO pg_database_owner;
+
+-- Does this caller hold node p_node_id under a live lease: the same start,
+-- the same login role (session_user: a SECURITY DEFINER function cannot
+-- change it) and the start's secret, of which the registry keeps only a
+-- SHA-256?  Every call that acts on a lease asks it.
+CREATE FUNCTION snowid_registry_holds(p_node_id integer,
+									  p_system_identifier numeric,
+									  p_start_id text,
+									  p_secret text)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT EXISTS (
+	SELECT FROM @extschema@.snowid_registry_node n
+	 WHERE n.node_id = $1
+	   AND n.system_identifier = $2
+	   AND n.start_id = $3
+	   AND n.holder_role = pg_catalog.session_user()
+	   AND n.secret_hash = pg_catalog.encode(pg_catalog.sha256(
+			   pg_catalog.convert_to(coalesce($4, ''), 'UTF8')), 'hex')
+	   AND n.released_at IS NULL
+	   AND n.lease_until > pg_catalog.clock_timestamp())
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_holds(integer, numeric, text, text) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_holds(integer, numeric, text, text) IS
+'registry, internal: whether the calling login role holds the node under a live lease with this start and its secret';
+
+-- The server that hosts this registry database may issue IDs itself (a
+-- Citus coordinator, say) under its snowid.node_id; it cannot be a member
+-- of a registry of its own.  The claims ask this function for the node it
+-- issues under now, to grant it to no member, and for a bound above every
+-- ID it has issued, for members to stay above.
+CREATE FUNCTION snowid_registry_host(OUT layout text,
+									 OUT node_id integer,
+									 OUT max_lead_ms bigint,
+									 OUT issued_below bigint,
+									 OUT start_id text,
+									 OUT cluster_name text,
+									 OUT host text,
+									 OUT port integer,
+									 OUT system_identifier numeric)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_registry_host'
+LANGUAGE C VOLATILE;
+
+REVOKE ALL ON FUNCTION snowid_registry_host() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_host() IS
+'registry, internal: this server as the host of the registry: the layout and node it issues IDs under now (NULL while it issues none, or where snowid is not preloaded), its max_lead, a bound above every ID it has issued, its start and its identity as a member would send it';
+
+-- A member's claim of a node ID, or the renewal of its lease: one call, one
+-- transaction, that waits for no other: the decision is taken on the rows
+-- as they stand, and the one row it writes is locked without waiting (a
+-- row another transaction still holds is passed over, or answered as
+-- busy), so that a session that keeps its transaction open after a claim
+-- holds the row of its own node only, and one that got a conflict holds
+-- nothing.  No advisory lock: any role may take those.  The registry
+-- decides the lease (at most max_lease), the takeover delay (at least
+-- takeover_delay) and how many nodes one login role holds.  The rules, in
+-- order: the layout must be the registry's and its node bits must give
+-- p_max_node; a lease must outlast the member's max_lead by lead_margin; a
+-- node is granted when it has no row, when its holder is this very start
+-- with the same role and secret (a renewal), when it was released or its
+-- lease ran out (floor_id and floor_until tell the new holder what to stay
+-- above: the last ID reported, and the latest lease end plus max_lead of
+-- every earlier holder), or when the holder is this server's own earlier
+-- start or the primary it was promoted from, under the same login role,
+-- and has been silent for the takeover delay.  Otherwise it is a conflict
+-- naming the holder, unless the node was assigned automatically (p_auto):
+-- then another free node is granted.  The node the registry's own server
+-- issues IDs under (snowid_registry_host, in the registry's layout) is
+-- never granted: its row, held by that server, keeps it from members for
+-- max_lease after that server last issued under it, and every new holder
+-- of any node starts above every ID that server has issued.
+CREATE FUNCTION snowid_registry_claim(p_node_id integer,
+									  p_auto boolean,
+									  p_max_node integer,
+									  p_layout text,
+									  p_cluster_name text,
+									  p_host text,
+									  p_port integer,
+									  p_system_identifier numeric,
+									  p_start_id text,
+									  p_secret text,
+									  p_predecessor text,
+									  p_promoted boolean,
+									  p_lease_ms bigint,
+									  p_takeover_ms bigint,
+									  p_max_lead_ms bigint,
+									  p_last_id bigint)
+RETURNS TABLE (result text,
+			   node_id integer,
+			   lease_ms bigint,
+			   holder text,
+			   detail text,
+			   floor_id bigint,
+			   floor_until timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '100ms'
+ROWS 1
+AS $$
+DECLARE
+	v_now timestamptz := pg_catalog.clock_timestamp();
+	v_role name := pg_catalog.session_user();
+	v_hash text;
+	v_set @extschema@.snowid_registry_settings;
+	v_lease_ms bigint;
+	v_takeover_ms bigint;
+	v_margin_ms bigint;
+	v_until timestamptz;
+	v_bits integer;
+	v_target integer := p_node_id;
+	v_exclude integer[] := '{}';
+	v_row @extschema@.snowid_registry_node;
+	v_xmin text;
+	v_pair record;
+	v_successor boolean;
+	v_own boolean;
+	v_held integer;
+	v_floor timestamptz;
+	v_busy integer := 0;
+	v_host record;
+	v_host_node integer;
+	v_host_below bigint;
+	v_hosted boolean;
+	v_live boolean;
+BEGIN
+	IF p_max_node IS NULL OR p_max_node < 0 THEN
+		RAISE EXCEPTION 'invalid highest node ID: %', coalesce(p_max_node::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF p_layout IS NULL OR p_start_id IS NULL THEN
+		RAISE EXCEPTION 'a claim needs a layout and a start identity'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF p_secret IS NULL OR octet_length(p_secret) < 32 THEN
+		RAISE EXCEPTION 'a claim needs the start''s secret of at least 32 characters'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'Every call on a lease presents the secret its start claimed it with.';
+	END IF;
+	IF p_lease_ms IS NULL OR p_lease_ms <= 0 OR
+	   p_takeover_ms IS NULL OR p_takeover_ms < 0 OR
+	   p_max_lead_ms IS NULL OR p_max_lead_ms < 0 THEN
+		RAISE EXCEPTION 'invalid lease of % ms, takeover time of % ms or max_lead of % ms',
+			coalesce(p_lease_ms::text, 'NULL'), coalesce(p_takeover_ms::text, 'NULL'),
+			coalesce(p_max_lead_ms::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'The lease must be positive, the takeover time and max_lead zero or more.';
+	END IF;
+	IF current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'a claim must run at the read committed isolation level'
+			USING ERRCODE = 'invalid_transaction_state',
+				  DETAIL = 'It decides on the leases as they stand now, not as a snapshot taken earlier saw them.';
+	END IF;
+	-- the node bits in a member's layout give the highest node ID
+	v_bits := substring(p_layout FROM 'node_bits ([0-9]+)')::integer;
+	IF v_bits IS NOT NULL AND (v_bits > 30 OR p_max_node <> (1 << v_bits) - 1) THEN
+		RAISE EXCEPTION 'highest node ID % does not match the layout "%"', p_max_node, p_layout
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	v_hash := encode(sha256(convert_to(p_secret, 'UTF8')), 'hex');
+
+	-- 1. The settings; the layout: the first claim sets it, every other
+	-- must match.
+	SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
+	IF NOT FOUND OR v_set.layout IS NULL THEN
+		BEGIN
+			INSERT INTO @extschema@.snowid_registry_settings AS s (only_row, layout)
+			VALUES (true, p_layout)
+			ON CONFLICT (only_row) DO UPDATE SET layout = p_layout
+			 WHERE s.layout IS NULL;
+		EXCEPTION WHEN lock_not_available THEN
+			RAISE EXCEPTION 'the registry''s layout is being set by another transaction'
+				USING ERRCODE = 'lock_not_available',
+					  HINT = 'Claim again once that transaction ends.';
+		END;
+		SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
+	END IF;
+	v_lease_ms := least(p_lease_ms,
+						(EXTRACT(epoch FROM v_set.max_lease) * 1000)::bigint);
+	v_takeover_ms := greatest(p_takeover_ms,
+							  (EXTRACT(epoch FROM v_set.takeover_delay) * 1000)::bigint);
+	v_margin_ms := (EXTRACT(epoch FROM v_set.lead_margin) * 1000)::bigint;
+	v_until := v_now + v_lease_ms * interval '1 ms';
+
+	result := 'conflict';
+	node_id := p_node_id;
+	lease_ms := NULL;
+	holder := NULL;
+	detail := NULL;
+	floor_id := NULL;
+	floor_until := NULL;
+
+	IF v_set.layout <> p_layout THEN
+		detail := format('the registry''s layout is %s; this server''s is %s',
+						 v_set.layout, p_layout);
+	ELSIF v_lease_ms < p_max_lead_ms + v_margin_ms THEN
+		-- 2. The lease must outlast what the holder may issue ahead.
+		detail := format('a lease of %s s is shorter than this server''s snowid.max_lead of %s s plus the registry''s margin of %s s: lengthen snowid.lease (the registry grants at most %s s) or shorten snowid.max_lead',
+						 trim_scale(v_lease_ms / 1000.0),
+						 trim_scale(p_max_lead_ms / 1000.0),
+						 trim_scale(v_margin_ms / 1000.0),
+						 trim_scale(EXTRACT(epoch FROM v_set.max_lease)));
+	ELSIF p_node_id < 0 OR p_node_id > p_max_node THEN
+		-- 3. The node ID must exist in the layout.
+		RAISE EXCEPTION 'node ID % is out of range', p_node_id
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('The layout has node IDs 0 to %s.', p_max_node);
+	ELSE
+		result := NULL;
+	END IF;
+
+	-- The registry's own server, where it issues IDs under the registry's
+	-- layout: the node it issues under is granted to no member (5. below),
+	-- and its row keeps that node from them for max_lease after it last
+	-- issued under it, so that a restart of that server under another
+	-- snowid.node_id does not free the old node at once.  The row is
+	-- written only when missing, taken from a holder gone, or past half
+	-- its lease, and never waited for (another claim writes it then).
+	SELECT h.* INTO v_host FROM @extschema@.snowid_registry_host() h;
+	IF v_host.layout = v_set.layout THEN
+		v_host_node := v_host.node_id;
+		v_host_below := v_host.issued_below;
+	END IF;
+	IF v_host_node IS NOT NULL THEN
+		SELECT n AS r, n.xmin::text AS x INTO v_pair
+		  FROM @extschema@.snowid_registry_node n WHERE n.node_id = v_host_node;
+		IF FOUND THEN
+			v_row := v_pair.r;
+			v_xmin := v_pair.x;
+		ELSE
+			v_row := NULL;
+			v_xmin := NULL;
+		END IF;
+		v_live := coalesce(v_row.released_at IS NULL AND v_row.lease_until >= v_now, false);
+		-- (a member's live lease is not overwritten: its next claim is
+		-- refused, and the row is taken once that lease is over)
+		IF v_row.node_id IS NULL OR NOT v_live OR
+		   (v_row.registry_host AND
+			(v_row.lease_until < v_now + v_set.max_lease / 2 OR
+			 v_row.start_id IS DISTINCT FROM v_host.start_id)) THEN
+			BEGIN
+				IF v_row.node_id IS NULL THEN
+					INSERT INTO @extschema@.snowid_registry_node
+						(node_id, cluster_name, host, port, system_identifier, start_id,
+						 layout, claimed_at, last_seen, lease_until, released_at, last_id,
+						 holder_role, secret_hash, max_lead_ms, floor_until, registry_host)
+					VALUES (v_host_node, v_host.cluster_name, v_host.host, v_host.port,
+							v_host.system_identifier, v_host.start_id, v_set.layout,
+							v_now, v_now, v_now + v_set.max_lease, NULL, v_host_below,
+							NULL, NULL, v_host.max_lead_ms, NULL, true);
+				ELSE
+					PERFORM FROM @extschema@.snowid_registry_node n
+					  WHERE n.node_id = v_host_node AND n.xmin::text = v_xmin
+					  FOR UPDATE NOWAIT;
+					IF NOT FOUND THEN
+						RAISE EXCEPTION USING ERRCODE = 'lock_not_available';
+					END IF;
+					-- a holder gone (a member, or this server under an
+					-- earlier lease ended by hand) leaves its floor
+					UPDATE @extschema@.snowid_registry_node n
+					   SET cluster_name = v_host.cluster_name, host = v_host.host,
+						   port = v_host.port, system_identifier = v_host.system_identifier,
+						   start_id = v_host.start_id, layout = v_set.layout,
+						   claimed_at = CASE WHEN v_live AND n.start_id = v_host.start_id
+											 THEN n.claimed_at ELSE v_now END,
+						   last_seen = v_now, lease_until = v_now + v_set.max_lease,
+						   released_at = NULL,
+						   last_id = greatest(n.last_id, v_host_below),
+						   holder_role = NULL, secret_hash = NULL,
+						   max_lead_ms = CASE WHEN v_live
+											  THEN greatest(n.max_lead_ms, v_host.max_lead_ms)
+											  ELSE v_host.max_lead_ms END,
+						   floor_until = CASE WHEN v_live THEN n.floor_until
+											  ELSE greatest(n.floor_until,
+															coalesce(n.released_at, n.lease_until) +
+															coalesce(n.max_lead_ms, 0) * interval '1 ms')
+										 END,
+						   registry_host = true
+					 WHERE n.node_id = v_host_node;
+				END IF;
+			EXCEPTION WHEN lock_not_available OR unique_violation THEN
+				NULL;		-- being written: the node stays out all the same
+			END;
+		END IF;
+	END IF;
+
+	WHILE result IS NULL LOOP
+		-- 4. No node named (or the named one is taken and was assigned
+		-- automatically): the node this start already holds (its reply
+		-- was lost), else the lowest free one.
+		IF v_target IS NULL THEN
+			SELECT min(n.node_id) INTO v_target
+			  FROM @extschema@.snowid_registry_node n
+			 WHERE n.start_id = p_start_id AND n.holder_role = v_role
+			   AND n.secret_hash = v_hash AND n.released_at IS NULL
+			   AND n.lease_until >= v_now AND n.node_id <= p_max_node
+			   AND n.node_id <> ALL (v_exclude);
+		END IF;
+		IF v_target IS NULL THEN
+			-- The lowest free node is 0 or one above a node that is not.
+			WITH held AS (
+				SELECT n.node_id AS node
+				  FROM @extschema@.snowid_registry_node n
+				 WHERE n.released_at IS NULL AND n.lease_until >= v_now
+				UNION ALL
+				SELECT unnest(v_exclude)
+				UNION ALL
+				SELECT v_host_node WHERE v_host_node IS NOT NULL)
+			SELECT min(c.node) INTO v_target
+			  FROM (SELECT 0 AS node
+					UNION ALL
+					SELECT h.node + 1 FROM held h) c
+			 WHERE c.node <= p_max_node
+			   AND NOT EXISTS (SELECT FROM held h WHERE h.node = c.node);
+			IF v_target IS NULL THEN
+				result := 'conflict';
+				IF cardinality(v_exclude) = 0 THEN
+					node_id := NULL;
+					detail := format('all %s node IDs are held', p_max_node::bigint + 1);
+				END IF;
+				-- else: nothing else is free, the conflict over the node named
+				EXIT;
+			END IF;
+		END IF;
+
+		-- 5. The row of the target node, as it stands (not locked: a
+		-- conflict holds nothing).
+		SELECT n AS r, n.xmin::text AS x INTO v_pair
+		  FROM @extschema@.snowid_registry_node n WHERE n.node_id = v_target;
+		IF FOUND THEN
+			v_row := v_pair.r;
+			v_xmin := v_pair.x;
+		ELSE
+			v_row := NULL;
+			v_xmin := NULL;
+		END IF;
+
+		result := 'ok';
+		node_id := v_target;
+		lease_ms := v_lease_ms;
+		holder := NULL;
+		detail := NULL;
+		floor_id := NULL;
+		floor_until := NULL;
+
+		-- a row of the registry's own server: no member renews it or
+		-- takes it over
+		v_hosted := coalesce(v_row.registry_host, false);
+		-- a renewal by the holder (a lease of 1.4, bound to no role yet, is
+		-- bound to the role and secret of its own start's first renewal)
+		v_own := NOT v_hosted AND coalesce(v_row.node_id IS NOT NULL AND
+			v_row.start_id = p_start_id AND v_row.released_at IS NULL AND
+			((v_row.holder_role = v_role AND v_row.secret_hash = v_hash) OR
+			 (v_row.holder_role IS NULL AND v_row.secret_hash IS NULL AND
+			  v_row.system_identifier = p_system_identifier)), false);
+		-- the same server after a crash, or its promoted standby, under the
+		-- same role (a lease of 1.4: its own next start only)
+		v_successor := NOT v_hosted AND coalesce(v_row.node_id IS NOT NULL AND NOT v_own AND
+			v_row.system_identifier = p_system_identifier AND
+			((v_row.holder_role = v_role AND
+			  (v_row.start_id = p_predecessor OR p_promoted)) OR
+			 (v_row.holder_role IS NULL AND v_row.start_id = p_predecessor)), false);
+		-- what the row keeps for later holders: every ID of the holders so
+		-- far lies below it (the holder's own lease end counts only once it
+		-- has released the node or its lease has run out)
+		v_floor := v_row.floor_until;
+
+		IF v_target = v_host_node THEN
+			-- the registry's own server issues IDs under it now (an
+			-- assigned node moves, even its holder's successor's)
+			result := 'conflict';
+			lease_ms := NULL;
+			v_successor := false;
+			SELECT v.holder INTO holder
+			  FROM @extschema@.snowid_registry_nodes v
+			 WHERE v.node_id = v_target AND v.registry_host;
+			holder := coalesce(holder, 'the registry''s own server');
+			detail := format('the registry''s own server issues IDs as node %s (its snowid.node_id), which the registry grants no other server: give this server another snowid.node_id, or leave it unset to have the registry assign a free one',
+							 v_target);
+		ELSIF v_row.node_id IS NULL THEN
+			NULL;			-- never claimed
+		ELSIF v_own THEN
+			NULL;
+		ELSIF v_row.released_at IS NOT NULL OR v_row.lease_until < v_now THEN
+			-- released or run out: the new holder stays above the old
+			-- holders' last ID, and above the end of their leases plus what
+			-- they could issue ahead of their clocks (their max_lead)
+			-- (the registry's own server, issuing under it no more, may
+			-- have done so until its current start)
+			v_floor := greatest(v_row.floor_until,
+								coalesce(v_row.released_at, v_row.lease_until) +
+								coalesce(v_row.max_lead_ms, 0) * interval '1 ms',
+								CASE WHEN v_hosted
+									 THEN pg_catalog.pg_postmaster_start_time() +
+										  coalesce(v_row.max_lead_ms, 0) * interval '1 ms'
+								END);
+			floor_id := v_row.last_id;
+			floor_until := v_floor;
+			detail := CASE WHEN v_hosted
+						   THEN 'kept for the registry''s own server, which issues IDs under it no more, until its lease ran out'
+						   WHEN v_row.released_at IS NOT NULL
+						   THEN 'released by its holder'
+						   ELSE 'the lease of its holder had run out'
+					  END;
+		ELSIF v_successor AND
+			  v_row.last_seen <= v_now - v_takeover_ms * interval '1 ms' THEN
+			-- whose own high-water mark covers what the old holder issued
+			floor_id := v_row.last_id;
+			floor_until := v_row.floor_until;
+			detail := 'took over from an earlier start of this server';
+		ELSE
+			result := 'conflict';
+			lease_ms := NULL;
+			SELECT v.holder INTO holder
+			  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = v_target;
+			detail := format('node %s is held by %s, last seen %s s ago, lease until %s; ',
+							 v_target, holder,
+							 round(EXTRACT(epoch FROM v_now - v_row.last_seen), 1),
+							 v_row.lease_until) ||
+				CASE WHEN v_hosted
+					 THEN 'the registry''s own server issued IDs under it: it is kept from other servers until its lease runs out (or is ended by hand once that server is known never to issue under it again)'
+					 WHEN v_row.start_id = p_start_id
+					 THEN 'this claim names the holder''s start but not its login role and secret'
+					 WHEN v_successor
+					 THEN format('a server with the same system identifier (a restart or a promoted standby) under the same login role may take it over only after its holder has been silent for %s s',
+								 trim_scale(v_takeover_ms / 1000.0))
+					 WHEN v_row.holder_role <> v_role
+					 THEN 'it is held under another login role; it is free again once its holder releases it or its lease runs out'
+					 WHEN v_row.system_identifier = p_system_identifier
+					 THEN 'this server has the same system identifier but neither held the node before nor was promoted from a standby: a copy of the holder, such as a clone made with pg_basebackup'
+					 ELSE 'it is free again once its holder releases it or its lease runs out'
+				END;
+		END IF;
+
+		IF result = 'ok' AND NOT v_own AND v_host_below IS NOT NULL THEN
+			-- a new holder also stays above every ID the registry's own
+			-- server has issued, under whichever node
+			floor_id := greatest(floor_id, v_host_below);
+		END IF;
+
+		IF result = 'ok' AND NOT v_own THEN
+			-- 6. A new holder: within the role's share of the nodes.
+			SELECT count(*) INTO v_held
+			  FROM @extschema@.snowid_registry_node n
+			 WHERE n.holder_role = v_role AND n.released_at IS NULL
+			   AND n.lease_until >= v_now AND n.node_id <> v_target;
+			IF v_held >= v_set.max_nodes_per_role THEN
+				result := 'conflict';
+				lease_ms := NULL;
+				floor_id := NULL;
+				floor_until := NULL;
+				detail := format('login role %s already holds %s node IDs, the most this registry grants one role (snowid_registry_settings.max_nodes_per_role)',
+								 v_role, v_held);
+				EXIT;
+			END IF;
+		END IF;
+
+		IF result = 'ok' THEN
+			-- 7. Write the row: locked without waiting, and only as it was
+			-- read (a row changed meanwhile, or held by a transaction still
+			-- open, is busy).
+			BEGIN
+				IF v_row.node_id IS NULL THEN
+					INSERT INTO @extschema@.snowid_registry_node
+						(node_id, cluster_name, host, port, system_identifier, start_id,
+						 layout, claimed_at, last_seen, lease_until, released_at, last_id,
+						 holder_role, secret_hash, max_lead_ms, floor_until)
+					VALUES (v_target, p_cluster_name, p_host, p_port, p_system_identifier,
+							p_start_id, p_layout, v_now, v_now, v_until, NULL, p_last_id,
+							v_role, v_hash, p_max_lead_ms, NULL);
+				ELSE
+					PERFORM FROM @extschema@.snowid_registry_node n
+					  WHERE n.node_id = v_target AND n.xmin::text = v_xmin
+					  FOR UPDATE NOWAIT;
+					IF NOT FOUND THEN
+						RAISE EXCEPTION USING ERRCODE = 'lock_not_available';
+					END IF;
+					UPDATE @extschema@.snowid_registry_node n
+					   SET cluster_name = p_cluster_name, host = p_host, port = p_port,
+						   system_identifier = p_system_identifier, start_id = p_start_id,
+						   layout = p_layout,
+						   claimed_at = CASE WHEN v_own THEN n.claimed_at ELSE v_now END,
+						   last_seen = v_now, lease_until = v_until, released_at = NULL,
+						   last_id = greatest(n.last_id, p_last_id),
+						   holder_role = v_role, secret_hash = v_hash,
+						   max_lead_ms = CASE WHEN v_own
+											  THEN greatest(n.max_lead_ms, p_max_lead_ms)
+											  ELSE p_max_lead_ms END,
+						   floor_until = v_floor, registry_host = false
+					 WHERE n.node_id = v_target;
+				END IF;
+			EXCEPTION WHEN lock_not_available OR unique_violation THEN
+				-- another transaction wrote the row and is still open, or
+				-- did meanwhile: a node of this server's own is not given
+				-- up for it, nor one named, nor more than a few assigned
+				-- ones (an error: the member keeps its lease and asks again)
+				v_busy := v_busy + 1;
+				IF v_own OR v_successor OR p_auto IS NOT TRUE OR v_busy > 3 THEN
+					RAISE EXCEPTION 'node % is being written by another transaction', v_target
+						USING ERRCODE = 'lock_not_available',
+							  HINT = 'Claim again in a moment.';
+				END IF;
+				result := 'conflict';
+				lease_ms := NULL;
+				floor_id := NULL;
+				floor_until := NULL;
+				detail := format('node %s is being claimed by another transaction', v_target);
+			END;
+		END IF;
+
+		IF result = 'conflict' THEN
+			-- an assigned node moves to another free one, except for its
+			-- own successor, which takes it back once the old start is silent
+			IF p_auto IS TRUE AND cardinality(v_exclude) < 64 AND
+			   v_successor IS NOT TRUE THEN
+				v_exclude := v_exclude || v_target;
+				v_target := NULL;
+				result := NULL;
+				CONTINUE;
+			END IF;
+			EXIT;
+		END IF;
+	END LOOP;
+	RETURN NEXT;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint) IS
+'registry, internal: claims or renews a node ID lease for a member''s login role and start (called by its background worker); ok with the node, the lease the registry grants and the floor to stay above, or conflict naming the holder';
+
+-- A clean shutdown of the holder ends its lease at once.  The row is
+-- written only if no other transaction holds it (never waited for); what
+-- the next holder must stay above is kept: the latest time any holder
+-- could have issued an ID at.
+CREATE FUNCTION snowid_registry_release(p_node_id integer, p_start_id text,
+										p_secret text, p_last_id bigint)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '100ms'
+AS $$
+DECLARE
+	v_now timestamptz := pg_catalog.clock_timestamp();
+BEGIN
+	PERFORM FROM @extschema@.snowid_registry_node n
+	  WHERE n.node_id = p_node_id AND n.start_id = p_start_id
+		AND n.holder_role = pg_catalog.session_user()
+		AND n.secret_hash = encode(sha256(convert_to(coalesce(p_secret, ''), 'UTF8')), 'hex')
+		AND n.released_at IS NULL
+	  FOR UPDATE NOWAIT;
+	IF NOT FOUND THEN
+		RETURN false;
+	END IF;
+	UPDATE @extschema@.snowid_registry_node n
+	   SET released_at = v_now, lease_until = v_now, last_seen = v_now,
+		   last_id = greatest(n.last_id, p_last_id),
+		   floor_until = greatest(n.floor_until,
+								  v_now + coalesce(n.max_lead_ms, 0) * interval '1 ms')
+	 WHERE n.node_id = p_node_id;
+	RETURN true;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_release(integer, text, text, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_release(integer, text, text, bigint) IS
+'registry, internal: ends the lease of a node ID held by the given start, login role and secret at once (called by a member''s background worker at a clean shutdown); false if they do not hold it';
+
+-- Member side: what this server's background worker knows of its lease.
+CREATE FUNCTION snowid_registry_status(OUT registry text,
+									   OUT state text,
+									   OUT node_id integer,
+									   OUT lease_until timestamptz,
+									   OUT last_contact timestamptz,
+									   OUT detail text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_registry_status'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_registry_status() IS
+'this server''s node lease: the registry, state (off, connecting, ok, unreachable or conflict), node ID, lease end, last contact and why';
+
+CREATE FUNCTION snowid_registry_stats(OUT claims bigint,
+									  OUT renewals bigint,
+									  OUT conflicts bigint,
+									  OUT outages bigint,
+									  OUT failures bigint,
+									  OUT releases bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_registry_stats'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_registry_stats() IS
+'what this server''s registry worker has done since the server started: claims, renewals, conflicts, outages, failed attempts and releases';
+
+-- Pools, registry side (issue 13): values start .. maxvalue of a type,
+-- handed out to members' background workers in increasing ranges.  A grant
+-- is one short transaction: a compare-and-set of the pool's next_value
+-- (retried when another grant moved it) and the row of the range; a member
+-- asking again with the same request key after a lost reply gets the same
+-- range back.  Members report the ranges they hold on every contact, and a
+-- range the registry does not know (a grant lost in a failover) is recorded
+-- and never handed out again.  An upstream pool (the datacenter tier) draws
+-- its values from the pool of the same name on this server's own registry,
+-- through the holdings in this server's shared memory (snowid_pool_take,
+-- snowid_pool_skip and snowid_pool_untake).  Both tables are dumped with
+-- their rows.
+
+CREATE TABLE snowid_pool (
+	name text PRIMARY KEY,
+	type regtype NOT NULL
+		CHECK (type OPERATOR(pg_catalog.=) 'integer'::pg_catalog.regtype OR
+			   type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype),
+	start bigint NOT NULL,
+	maxvalue bigint NOT NULL,
+	next_value bigint,			-- lowest value never granted; NULL once all
+								-- are (and for an upstream pool)
+	upstream boolean NOT NULL,
+	created_at timestamptz NOT NULL,
+	CHECK (start OPERATOR(pg_catalog.<=) maxvalue),
+	CHECK (next_value OPERATOR(pg_catalog.>=) start AND
+		   next_value OPERATOR(pg_catalog.<=) maxvalue)
+);
+
+COMMENT ON TABLE snowid_pool IS
+'registry: one row per pool: its type, first value, maximum and the lowest value never granted (written by snowid_pool_create and the grants)';
+
+SELECT pg_catalog.pg_extension_config_dump('snowid_pool', '');
+
+CREATE TABLE snowid_pool_range (
+	pool text NOT NULL REFERENCES snowid_pool (name),
+	node_id integer NOT NULL,
+	holder text,				-- as snowid_registry_nodes.holder showed it
+	system_identifier numeric(20,0),
+	request text NOT NULL,		-- the member's request key ('reported:<first>'
+								-- for a range recorded from a report)
+	first_value bigint NOT NULL,
+	last_value bigint NOT NULL,	-- as granted
+	granted_at timestamptz NOT NULL,
+	returned_from bigint,		-- NULL, or the first value given back: the
+								-- range ends before it
+	reported boolean NOT NULL,	-- recorded from a member's report
+	start_id text,				-- the start it was granted to or reported by
+	holder_role name,			-- and its login role (NULL: before 1.5)
+	PRIMARY KEY (pool, first_value),
+	UNIQUE (pool, node_id, request),
+	CHECK (first_value OPERATOR(pg_catalog.<=) last_value),
+	CHECK (returned_from OPERATOR(pg_catalog.>=) first_value AND
+		   returned_from OPERATOR(pg_catalog.<=) last_value)
+);
+
+COMMENT ON TABLE snowid_pool_range IS
+'registry: one row per range of a pool granted to a member or reported by one: the node, its holder, the values and what was given back';
+
+SELECT pg_catalog.pg_extension_config_dump('snowid_pool_range', '');
+
+-- Only pg_catalog's operators and functions, as in snowid_registry_nodes.
+-- The rate is that of the last hour's grants (ranges given back count only
+-- what was kept); time_left is capped at 87,600,000 hours.
+CREATE VIEW snowid_pools AS
+SELECT p.name,
+	   p.type,
+	   p.start,
+	   p.maxvalue,
+	   p.next_value,
+	   l.values_left,
+	   p.upstream,
+	   g.granted AS granted_last_hour,
+	   CASE WHEN g.granted OPERATOR(pg_catalog.>) 0 AND l.values_left IS NOT NULL THEN
+			pg_catalog.justify_hours('1 hour'::pg_catalog.interval OPERATOR(pg_catalog.*)
+				least(l.values_left OPERATOR(pg_catalog./) g.granted,
+					  87600000::pg_catalog.numeric)::pg_catalog.float8)
+	   END AS time_left,
+	   p.created_at
+  FROM @extschema@.snowid_pool p
+ CROSS JOIN LATERAL (
+	SELECT CASE WHEN p.upstream THEN NULL
+				WHEN p.next_value IS NULL THEN 0::pg_catalog.numeric
+				ELSE p.maxvalue::pg_catalog.numeric OPERATOR(pg_catalog.-)
+					 p.next_value::pg_catalog.numeric OPERATOR(pg_catalog.+)
+					 1::pg_catalog.numeric
+		   END AS values_left) l
+ CROSS JOIN LATERAL (
+	SELECT coalesce(pg_catalog.sum(
+			   coalesce(r.returned_from::pg_catalog.numeric,
+						r.last_value::pg_catalog.numeric OPERATOR(pg_catalog.+)
+						1::pg_catalog.numeric)
+			   OPERATOR(pg_catalog.-) r.first_value::pg_catalog.numeric),
+			   0::pg_catalog.numeric) AS granted
+	  FROM @extschema@.snowid_pool_range r
+	 WHERE r.pool OPERATOR(pg_catalog.=) p.name AND NOT r.reported
+	   AND r.granted_at OPERATOR(pg_catalog.>)
+		   (pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval)) g;
+
+COMMENT ON VIEW snowid_pools IS
+'registry: every pool: its type, values, the lowest never granted, values left, values granted in the last hour and the time left at that rate';
+
+CREATE VIEW snowid_pool_ranges AS
+SELECT r.pool,
+	   r.node_id,
+	   r.holder,
+	   r.first_value,
+	   r.last_value,
+	   r.granted_at,
+	   r.returned_from IS NOT NULL AS returned,
+	   r.returned_from,
+	   r.reported
+  FROM @extschema@.snowid_pool_range r;
+
+COMMENT ON VIEW snowid_pool_ranges IS
+'registry: every range granted or reported: pool, node, holder, values as granted, when, and whether an unused tail was given back';
+
+REVOKE ALL ON snowid_pools, snowid_pool_ranges FROM PUBLIC;
+GRANT SELECT ON snowid_pools, snowid_pool_ranges TO pg_monitor;
+GRANT SELECT ON snowid_pool, snowid_pool_range TO pg_database_owner;
+GRANT SELECT ON snowid_pools, snowid_pool_ranges TO pg_database_owner;
+
+-- A pool on this registry.  Its name is what members name in
+-- snowid_ticket_create(pool => ...), up to 63 bytes of letters, digits, _,
+-- . and -.  An upstream pool needs snowid.registry on this server: it
+-- attaches to the pool of the same name there at once, so that this
+-- server's worker starts fetching ranges.
+CREATE FUNCTION snowid_pool_create(name text,
+								   type regtype DEFAULT 'bigint',
+								   start bigint DEFAULT 1,
+								   upstream boolean DEFAULT false)
+RETURNS text
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_name text := $1;
+	v_type regtype := $2;
+	v_start bigint := $3;
+	v_upstream boolean := $4;
+	v_max bigint;
+BEGIN
+	IF v_name IS NULL OR v_type IS NULL OR v_start IS NULL OR v_upstream IS NULL THEN
+		RAISE EXCEPTION 'a pool needs a name, a type, a start and whether it is upstream'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF v_name !~ '^[A-Za-z0-9_][A-Za-z0-9_.-]*$' OR octet_length(v_name) > 63 THEN
+		RAISE EXCEPTION 'invalid pool name "%"', v_name
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'A pool name has 1 to 63 bytes of letters, digits, _, . and -, and does not start with . or -.';
+	END IF;
+	IF v_type = 'integer'::regtype THEN
+		v_max := 2147483647;
+	ELSIF v_type = 'bigint'::regtype THEN
+		v_max := 9223372036854775807;
+	ELSE
+		RAISE EXCEPTION 'a pool''s type must be integer or bigint, not %', v_type
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF v_type = 'integer'::regtype AND
+	   (v_start < -2147483648 OR v_start > 2147483647) THEN
+		RAISE EXCEPTION 'start % is out of range for type integer', v_start
+			USING ERRCODE = 'numeric_value_out_of_range';
+	END IF;
+	IF v_start < 1 THEN
+		RAISE EXCEPTION 'a pool cannot start at %', v_start
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'A pool''s values are 1 and more: members never hand out a value below 0, so ranges there would be lost.',
+				  HINT = 'Start the pool at 1 or above.';
+	END IF;
+	IF v_upstream AND
+	   coalesce(current_setting('snowid.registry', true), '') = '' THEN
+		RAISE EXCEPTION 'an upstream pool needs a registry for this server'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'snowid.registry is not set on this server.',
+				  HINT = 'Set snowid.registry to the registry the pool draws from, with snowid in shared_preload_libraries.';
+	END IF;
+
+	INSERT INTO @extschema@.snowid_pool AS p
+		(name, type, start, maxvalue, next_value, upstream, created_at)
+	VALUES (v_name, v_type, v_start, v_max,
+			CASE WHEN v_upstream THEN NULL ELSE v_start END, v_upstream,
+			pg_catalog.now())
+	ON CONFLICT ON CONSTRAINT snowid_pool_pkey DO NOTHING;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'pool "%" already exists', v_name
+			USING ERRCODE = 'duplicate_object';
+	END IF;
+
+	IF v_upstream THEN
+		PERFORM @extschema@.snowid_pool_take(v_name, 0);
+	END IF;
+	RETURN v_name;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_pool_create(text, regtype, bigint, boolean) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_pool_create(text, regtype, bigint, boolean) IS
+'registry: creates a pool of values (integer or bigint, from start) handed out in ranges to members; upstream => true draws them from the pool of the same name on this server''s own registry';
+
+-- A member's report of the ranges it holds (as granted): each one inside
+-- its pool's values that no range row covers is recorded, and nothing up
+-- to its end is granted again.  Pools are taken in name order, so that two
+-- reports never wait for each other's pool rows in a cycle.
+CREATE FUNCTION snowid_pool_report(p_node_id integer,
+								   p_system_identifier numeric,
+								   p_start_id text,
+								   p_secret text,
+								   p_pool text[],
+								   p_first bigint[],
+								   p_last bigint[])
+RETURNS integer
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '100ms'
+AS $$
+DECLARE
+	v_now timestamptz := pg_catalog.now();
+	v_holder text;
+	v_h record;
+	v_after bigint;
+	v_rows integer;
+	v_count integer := 0;
+	v_share double precision;
+BEGIN
+	IF coalesce(cardinality(p_pool), 0) <> coalesce(cardinality(p_first), 0) OR
+	   coalesce(cardinality(p_pool), 0) <> coalesce(cardinality(p_last), 0) THEN
+		RAISE EXCEPTION 'a report needs as many first and last values as pools'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('The report has %s pools, %s first values and %s last values.',
+								  coalesce(cardinality(p_pool), 0),
+								  coalesce(cardinality(p_first), 0),
+								  coalesce(cardinality(p_last), 0));
+	END IF;
+
+	-- only the live holder of the node (its login role and start's
+	-- secret) reports for it
+	IF NOT @extschema@.snowid_registry_holds(p_node_id, p_system_identifier,
+											 p_start_id, p_secret) THEN
+		RETURN 0;
+	END IF;
+	SELECT v.holder INTO v_holder
+	  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = p_node_id;
+	SELECT s.max_grant_share INTO v_share FROM @extschema@.snowid_registry_settings s;
+	v_share := coalesce(v_share, 0.01);
+
+	-- A lost grant is no longer than the largest grant the pool could have
+	-- made, overlaps no range the registry knows, and a member holds at
+	-- most 4 ranges of a pool: anything else is not recorded, so that no
+	-- report empties a pool or takes values granted to another.
+	FOR v_h IN
+		SELECT h.pool, h.lo, h.hi, p.upstream, p.maxvalue
+		  FROM (SELECT u.pool, u.lo, u.hi,
+					   pg_catalog.row_number() OVER (PARTITION BY u.pool ORDER BY u.lo) AS nth
+				  FROM unnest(p_pool, p_first, p_last) AS u(pool, lo, hi)) h
+		  JOIN @extschema@.snowid_pool p ON p.name = h.pool
+		 WHERE h.lo <= h.hi AND h.lo >= p.start AND h.hi <= p.maxvalue
+		   AND h.nth <= 4
+		   AND h.hi::numeric - h.lo + 1 <=
+			   greatest(ceil((p.maxvalue::numeric - p.start + 1) * v_share::numeric), 1024)
+		 ORDER BY h.pool, h.lo
+	LOOP
+		CONTINUE WHEN EXISTS (
+			SELECT FROM @extschema@.snowid_pool_range r
+			 WHERE r.pool = v_h.pool AND r.first_value <= v_h.hi
+			   AND v_h.lo <= r.last_value);
+		IF v_h.upstream THEN
+			PERFORM @extschema@.snowid_pool_skip(v_h.pool, v_h.hi);
+		ELSE
+			-- (hi + 1 is not written in the UPDATE: the planner would fold
+			-- it, overflowing at the maximum, whatever CASE it is in)
+			IF v_h.hi = v_h.maxvalue THEN
+				v_after := NULL;
+			ELSE
+				v_after := v_h.hi + 1;
+			END IF;
+			-- before the row, so that a grant racing for the same values
+			-- finds the pool row locked (a pool row held by a transaction
+			-- still open makes the report fail at once, to be sent again)
+			PERFORM FROM @extschema@.snowid_pool p WHERE p.name = v_h.pool
+			  FOR UPDATE NOWAIT;
+			UPDATE @extschema@.snowid_pool p SET next_value = v_after
+			 WHERE p.name = v_h.pool AND p.next_value <= v_h.hi;
+		END IF;
+		INSERT INTO @extschema@.snowid_pool_range AS r
+			(pool, node_id, holder, system_identifier, request, first_value,
+			 last_value, granted_at, returned_from, reported, start_id, holder_role)
+		VALUES (v_h.pool, p_node_id, v_holder, p_system_identifier,
+				'reported:' || v_h.lo, v_h.lo, v_h.hi, v_now, NULL, true,
+				p_start_id, pg_catalog.session_user())
+		ON CONFLICT DO NOTHING;
+		GET DIAGNOSTICS v_rows = ROW_COUNT;
+		v_count := v_count + v_rows;
+	END LOOP;
+	RETURN v_count;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_pool_report(integer, numeric, text, text, text[], bigint[], bigint[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_pool_report(integer, numeric, text, text, text[], bigint[], bigint[]) IS
+'registry, internal: records the ranges the live holder of a node (its login role, start and secret) holds that the registry does not know (a grant lost in a failover), so that they are never granted again; returns the number recorded';
+
+-- A grant to a member's worker, in the order of the contract: an unknown
+-- pool, a caller without the live lease of its node, the member's held
+-- ranges recorded, a repeated request, the facts only (want 0), then a new
+-- range: the lowest values never granted, want of them while at least four
+-- times as many are left, near the end a quarter of what is left (at least
+-- 64) so that several members share the end and all of it is used.
+CREATE FUNCTION snowid_pool_grant(p_pool text,
+								  p_node_id integer,
+								  p_system_identifier numeric,
+								  p_start_id text,
+								  p_secret text,
+								  p_request text,
+								  p_want bigint,
+								  p_held_first bigint[],
+								  p_held_last bigint[])
+RETURNS TABLE (result text,
+			   first_value bigint,
+			   last_value bigint,
+			   type regtype,
+			   maxvalue bigint,
+			   start bigint,
+			   values_left bigint,
+			   detail text)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '100ms'
+ROWS 1
+AS $$
+DECLARE
+	v_now timestamptz := pg_catalog.now();
+	v_pool @extschema@.snowid_pool;
+	v_node @extschema@.snowid_registry_node;
+	v_range @extschema@.snowid_pool_range;
+	v_holder text;
+	v_next bigint;
+	v_left numeric;
+	v_n bigint;
+	v_first bigint;
+	v_last bigint;
+	v_after bigint;
+	v_state text;
+	v_constraint text;
+	v_share double precision;
+BEGIN
+	IF p_want IS NULL OR p_want < 0 THEN
+		RAISE EXCEPTION 'invalid number of values asked for: %', coalesce(p_want::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF p_want > 0 AND p_request IS NULL THEN
+		RAISE EXCEPTION 'a grant needs a request key'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF coalesce(cardinality(p_held_first), 0) <> coalesce(cardinality(p_held_last), 0) THEN
+		RAISE EXCEPTION 'a grant needs as many last values as first values of the held ranges'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+
+	-- 1. The pool.
+	SELECT p.* INTO v_pool FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
+	IF NOT FOUND THEN
+		result := 'unknown';
+		detail := format('the registry has no pool named "%s"', p_pool);
+		RETURN NEXT;
+		RETURN;
+	END IF;
+	type := v_pool.type;
+	maxvalue := v_pool.maxvalue;
+	start := v_pool.start;
+
+	-- 2. The caller holds its node under a live lease.
+	SELECT n.* INTO v_node
+	  FROM @extschema@.snowid_registry_node n WHERE n.node_id = p_node_id;
+	IF NOT @extschema@.snowid_registry_holds(p_node_id, p_system_identifier,
+											 p_start_id, p_secret) THEN
+		result := 'refused';
+		-- (a live lease that snowid_registry_holds refused is another's)
+		detail := CASE
+			WHEN v_node.node_id IS NULL
+				THEN format('node %s has never been claimed', p_node_id)
+			WHEN v_node.released_at IS NOT NULL
+				THEN format('the lease of node %s was released', p_node_id)
+			WHEN v_node.lease_until <= v_now
+				THEN format('the lease of node %s has run out', p_node_id)
+			ELSE format('node %s is held by another start (%s)', p_node_id,
+						(SELECT v.holder FROM @extschema@.snowid_registry_nodes v
+						  WHERE v.node_id = p_node_id))
+		END || '; only the holder of a live node lease is granted values';
+		RETURN NEXT;
+		RETURN;
+	END IF;
+	SELECT v.holder INTO v_holder
+	  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = p_node_id;
+
+	-- 3. The ranges the member holds of this pool.
+	IF cardinality(p_held_first) > 0 THEN
+		PERFORM @extschema@.snowid_pool_report(p_node_id, p_system_identifier,
+											   p_start_id, p_secret,
+											   array_fill(p_pool, ARRAY[cardinality(p_held_first)]),
+											   p_held_first, p_held_last);
+	END IF;
+
+	-- 4. A request asked again (its reply was lost): the same range.
+	SELECT r.* INTO v_range
+	  FROM @extschema@.snowid_pool_range r
+	 WHERE r.pool = p_pool AND r.node_id = p_node_id AND r.request = p_request;
+	IF FOUND THEN
+		result := 'again';
+	END IF;
+
+	IF result IS NULL AND p_want > 0 THEN
+		-- 6. and 7. A new range.  In a subtransaction: the same request
+		-- granted at the same moment by another call (a retry while the
+		-- first is still running) undoes this one and returns that one.
+		BEGIN
+			IF v_pool.upstream THEN
+				SELECT t.first_value, t.last_value, t.state
+				  INTO v_first, v_last, v_state
+				  FROM @extschema@.snowid_pool_take(p_pool, p_want) t;
+			ELSIF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r
+						WHERE r.rolname = session_user) AND
+				  (SELECT count(*) FROM @extschema@.snowid_pool_range r
+					WHERE r.pool = p_pool AND NOT r.reported
+					  AND r.holder_role = session_user
+					  AND r.granted_at > v_now - interval '1 hour') >=
+				  (SELECT coalesce(max(s.max_grants_per_hour), 60)
+					 FROM @extschema@.snowid_registry_settings s) THEN
+				-- a role's grants of a pool in an hour are limited (but a
+				-- superuser's): no loop of requests drains a pool
+				v_state := 'limited';
+			ELSE
+				SELECT s.max_grant_share INTO v_share
+				  FROM @extschema@.snowid_registry_settings s;
+				v_share := coalesce(v_share, 0.01);
+				PERFORM FROM @extschema@.snowid_pool p WHERE p.name = p_pool
+				  FOR UPDATE NOWAIT;
+				LOOP
+					SELECT p.next_value INTO v_next
+					  FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
+					v_left := coalesce(v_pool.maxvalue::numeric - v_next + 1, 0);
+					IF v_left = 0 THEN
+						v_state := 'empty';
+						EXIT;
+					END IF;
+					-- at most max_grant_share of what is left (at least 1,024)
+					v_n := least(p_want, greatest(ceil(v_left * v_share::numeric), 1024));
+					IF v_left < 4 * v_n::numeric THEN
+						v_n := least(v_n, greatest(ceil(v_left / 4), least(v_left, 64)));
+					END IF;
+					v_first := v_next;
+					v_last := v_next + (v_n - 1);
+					IF v_last = v_pool.maxvalue THEN
+						v_after := NULL;
+					ELSE
+						v_after := v_last + 1;
+					END IF;
+					UPDATE @extschema@.snowid_pool p SET next_value = v_after
+					 WHERE p.name = p_pool AND p.next_value = v_next;
+					IF FOUND THEN
+						v_state := 'ok';
+						v_left := v_left - v_n;
+						EXIT;
+					END IF;
+				END LOOP;
+			END IF;
+
+			IF v_state = 'ok' THEN
+				-- a range given back whole, from where this one starts
+				-- (upstream pools too: the holdings take it again)
+				DELETE FROM @extschema@.snowid_pool_range r
+				 WHERE r.pool = p_pool AND r.first_value = v_first
+				   AND r.returned_from = r.first_value;
+				INSERT INTO @extschema@.snowid_pool_range AS r
+					(pool, node_id, holder, system_identifier, request, first_value,
+					 last_value, granted_at, returned_from, reported, start_id,
+					 holder_role)
+				VALUES (p_pool, p_node_id, v_holder, p_system_identifier, p_request,
+						v_first, v_last, v_now, NULL, false, p_start_id, session_user)
+				RETURNING r.* INTO v_range;
+				result := 'granted';
+			END IF;
+		EXCEPTION WHEN lock_not_available THEN
+			-- a transaction still open wrote the pool row: never waited for
+			v_state := 'busy';
+		WHEN unique_violation THEN
+			GET STACKED DIAGNOSTICS v_constraint = CONSTRAINT_NAME;
+			IF v_constraint IS DISTINCT FROM 'snowid_pool_range_pool_node_id_request_key' THEN
+				RAISE;
+			END IF;
+			IF v_pool.upstream AND v_state = 'ok' THEN
+				PERFORM @extschema@.snowid_pool_untake(p_pool, v_first, v_last);
+			END IF;
+			SELECT r.* INTO STRICT v_range
+			  FROM @extschema@.snowid_pool_range r
+			 WHERE r.pool = p_pool AND r.node_id = p_node_id
+			   AND r.request = p_request;
+			result := 'again';
+			v_state := NULL;
+		END;
+	END IF;
+
+	-- 8. The answer, with the values the pool has left.
+	IF NOT v_pool.upstream AND (v_state IS NULL OR v_state <> 'ok') THEN
+		SELECT coalesce(p.maxvalue::numeric - p.next_value + 1, 0) INTO v_left
+		  FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
+	END IF;
+	values_left := least(v_left, 9223372036854775807);
+	IF result IS NULL AND p_want = 0 THEN
+		result := 'info';
+	ELSIF result IS NULL THEN
+		result := CASE WHEN v_state IN ('wait', 'busy', 'limited', 'empty', 'unknown')
+					   THEN v_state END;
+		IF result IS NULL THEN
+			RAISE EXCEPTION 'unexpected state "%" of pool "%" in this server''s holdings',
+				v_state, p_pool
+				USING ERRCODE = 'internal_error';
+		END IF;
+		detail := CASE v_state
+			WHEN 'empty' THEN format('every value of pool "%s" (%s to %s) has been granted',
+									 p_pool, v_pool.start, v_pool.maxvalue)
+			WHEN 'wait' THEN format('this registry has no range of upstream pool "%s" in hand yet',
+									p_pool)
+			WHEN 'busy' THEN format('a transaction that is still open wrote pool "%s"; ask again',
+									p_pool)
+			WHEN 'limited' THEN format('this login role was granted %s ranges of pool "%s" in the last hour, the most the registry grants (snowid_registry_settings.max_grants_per_hour)',
+									   (SELECT coalesce(max(s.max_grants_per_hour), 60)
+										  FROM @extschema@.snowid_registry_settings s),
+									   p_pool)
+			ELSE format('the upstream registry has no pool named "%s"', p_pool)
+		END;
+	ELSE
+		first_value := v_range.first_value;
+		last_value := v_range.last_value;
+		IF result = 'granted' AND v_last - v_first + 1 < p_want THEN
+			detail := format('%s of the %s values asked for: the pool is nearly used up',
+							 v_last - v_first + 1, p_want);
+		END IF;
+	END IF;
+	RETURN NEXT;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]) IS
+'registry, internal: grants the live holder of a node (its login role, start and secret; called by its background worker) the next range of a pool, at most max_grant_share of what is left, or the same one again for a repeated request; granted, again, info, empty, wait, busy, refused or unknown';
+
+-- A member's clean shutdown gives back the unused tail [unused_from,
+-- last_value] of the range holding p_first_value, if no grant came after it; a tail given back
+-- whole makes way for the next grant from the same first value.
+CREATE FUNCTION snowid_pool_return(p_pool text,
+								   p_node_id integer,
+								   p_system_identifier numeric,
+								   p_start_id text,
+								   p_secret text,
+								   p_first_value bigint,
+								   p_unused_from bigint)
+RETURNS text
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '100ms'
+AS $$
+DECLARE
+	v_range @extschema@.snowid_pool_range;
+	v_pool @extschema@.snowid_pool;
+	v_end bigint;
+	v_done boolean;
+BEGIN
+	-- Only the start that holds the node gives back: an old primary that
+	-- a promoted standby (same system identifier, the same ranges from the
+	-- WAL) took the node from must not free values the standby goes on
+	-- handing out; and nothing is locked for anyone else.
+	IF NOT @extschema@.snowid_registry_holds(p_node_id, p_system_identifier,
+											 p_start_id, p_secret) THEN
+		RETURN 'kept';
+	END IF;
+	-- the range holding p_first_value: the member may name its range by
+	-- any value in it (it knows where its unused tail begins; a tail it
+	-- kept at an earlier shutdown is all it still holds of a range)
+	SELECT r.* INTO v_range
+	  FROM @extschema@.snowid_pool_range r
+	 WHERE r.pool = p_pool AND r.first_value <= p_first_value
+	   AND r.last_value >= p_first_value
+	 ORDER BY r.granted_at DESC, r.first_value DESC
+	 LIMIT 1;
+	IF NOT FOUND THEN
+		RETURN 'unknown';
+	END IF;
+	-- Given back only by the start it was granted to (an earlier start's
+	-- ranges are kept by the next start, never returned: a takeover cannot
+	-- free values its predecessor issued), never a range recorded from a
+	-- report, and never values another range holds too.
+	IF v_range.node_id IS DISTINCT FROM p_node_id OR
+	   v_range.system_identifier IS DISTINCT FROM p_system_identifier OR
+	   v_range.reported OR
+	   (v_range.start_id IS NOT NULL AND v_range.start_id <> p_start_id) OR
+	   EXISTS (SELECT FROM @extschema@.snowid_pool_range o
+				WHERE o.pool = p_pool AND o.first_value <> v_range.first_value
+				  AND o.first_value <= v_range.last_value
+				  AND p_unused_from <= coalesce(o.returned_from - 1, o.last_value)) THEN
+		RETURN 'kept';
+	END IF;
+	IF p_unused_from IS NULL OR p_unused_from < v_range.first_value OR
+	   p_unused_from > v_range.last_value THEN
+		RAISE EXCEPTION 'value % is not in the range % to % of pool "%"',
+			coalesce(p_unused_from::text, 'NULL'), v_range.first_value,
+			v_range.last_value, p_pool
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF v_range.returned_from IS NOT NULL THEN
+		-- given back already (a retry after a lost reply)
+		RETURN CASE WHEN p_unused_from >= v_range.returned_from
+					THEN 'returned' ELSE 'kept' END;
+	END IF;
+
+	BEGIN
+		PERFORM FROM @extschema@.snowid_pool_range r
+		  WHERE r.pool = p_pool AND r.first_value = v_range.first_value
+		  FOR UPDATE NOWAIT;
+		SELECT p.* INTO v_pool FROM @extschema@.snowid_pool p WHERE p.name = p_pool
+		  FOR UPDATE NOWAIT;
+		IF v_pool.upstream THEN
+			v_done := @extschema@.snowid_pool_untake(p_pool, p_unused_from,
+													 v_range.last_value);
+		ELSE
+			-- the pool's next_value if no grant came after the range (NULL
+			-- after a range that ends at the maximum)
+			IF v_range.last_value = v_pool.maxvalue THEN
+				v_end := NULL;
+			ELSE
+				v_end := v_range.last_value + 1;
+			END IF;
+			UPDATE @extschema@.snowid_pool p SET next_value = p_unused_from
+			 WHERE p.name = p_pool AND p.next_value IS NOT DISTINCT FROM v_end;
+			v_done := FOUND;
+		END IF;
+	EXCEPTION WHEN lock_not_available THEN
+		-- a transaction still open holds the range or the pool: keep it
+		v_done := false;
+	END;
+	IF NOT v_done THEN
+		RETURN 'kept';
+	END IF;
+	UPDATE @extschema@.snowid_pool_range r SET returned_from = p_unused_from
+	 WHERE r.pool = p_pool AND r.first_value = v_range.first_value;
+	RETURN 'returned';
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_pool_return(text, integer, numeric, text, text, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_pool_return(text, integer, numeric, text, text, bigint, bigint) IS
+'registry, internal: takes back the unused tail of a range of the live holder of its node (its login role, start and secret) at its clean shutdown: returned, kept (a later grant came after it, or the caller does not hold the node) or unknown';
+
+CREATE FUNCTION snowid_pool_owner(pool text, value bigint)
+RETURNS integer
+LANGUAGE sql
+STABLE STRICT PARALLEL SAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT r.node_id
+  FROM @extschema@.snowid_pool_range r
+ WHERE r.pool = $1 AND r.first_value <= $2
+   AND CASE WHEN r.returned_from IS NULL THEN $2 <= r.last_value
+			ELSE $2 < r.returned_from END
+ ORDER BY r.granted_at DESC, r.first_value DESC
+ LIMIT 1
+$$;
+
+REVOKE ALL ON FUNCTION snowid_pool_owner(text, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowid_pool_owner(text, bigint) TO pg_monitor, pg_database_owner;
+
+COMMENT ON FUNCTION snowid_pool_owner(text, bigint) IS
+'registry: the node ID whose range of the pool holds the value (the latest granted where ranges overlap), NULL if none';
+-- pooled tickets (member side)
+--
+-- The ranges of registry pools this server holds (pool.c), shared by every
+-- database: the functions read and take this server's holdings, not rows.
+
+CREATE FUNCTION snowid_pool_holdings(OUT pool text,
+									 OUT type regtype,
+									 OUT state text,
+									 OUT first_value bigint,
+									 OUT last_value bigint,
+									 OUT next_value bigint,
+									 OUT values_in_hand bigint,
+									 OUT ranges integer,
+									 OUT rate numeric,
+									 OUT time_left interval,
+									 OUT detail text,
+									 OUT failures bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'snowid_pool_holdings'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION snowid_pool_holdings() IS
+'the ranges of registry pools this server holds: the current range, the next value, the values in hand, the rate they are taken at (smoothed, half-life one minute), the time they last at it, and the registry''s answers that granted nothing usable';
+
+-- For the registry functions of an upstream pool (a datacenter registry
+-- serving its members from this server's holdings): not for users.
+CREATE FUNCTION snowid_pool_take(pool text, n bigint,
+								 OUT first_value bigint,
+								 OUT last_value bigint,
+								 OUT state text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_pool_take_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_pool_take(text, bigint) IS
+'take up to n consecutive values of pool from this server''s holdings (state ok, wait, empty, unknown or closed); n = 0 only starts fetching ranges';
+
+REVOKE ALL ON FUNCTION snowid_pool_take(text, bigint) FROM PUBLIC;
+
+CREATE FUNCTION snowid_pool_skip(pool text, through bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'snowid_pool_skip_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_pool_skip(text, bigint) IS
+'never hand out a value of pool at or below through from this server''s holdings (persisted)';
+
+REVOKE ALL ON FUNCTION snowid_pool_skip(text, bigint) FROM PUBLIC;
+
+CREATE FUNCTION snowid_pool_untake(pool text, first_value bigint,
+								   last_value bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowid_pool_untake_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_pool_untake(text, bigint, bigint) IS
+'put values first_value .. last_value of pool back into this server''s holdings if they are the last taken; false otherwise';
+
+REVOKE ALL ON FUNCTION snowid_pool_untake(text, bigint, bigint) FROM PUBLIC;
+
+-- A ticket fed by a pool: its blocks come from the pool's ranges, not from
+-- its sequence (which stays, for its name, privileges, DROP and pg_dump).
+ALTER TABLE snowid_ticket ADD COLUMN pool text;	-- NULL: striped
+
+GRANT SELECT (pool) ON snowid_ticket TO PUBLIC;
+
+DROP FUNCTION snowid_ticket_create(text, integer, integer, integer, bigint, regtype);
+
+-- Not STRICT: pool is NULL for a striped ticket.
+CREATE FUNCTION snowid_ticket_create(name text,
+									 shard integer DEFAULT 0,
+									 shards integer DEFAULT 1,
+									 block integer DEFAULT 1000,
+									 start bigint DEFAULT 1,
+									 type regtype DEFAULT 'bigint',
+									 pool text DEFAULT NULL)
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'snowid_ticket_create'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_ticket_create(text, integer, integer, integer, bigint, regtype, text) IS
+'create ticket sequence name, issuing start + shard + k * shards on this server, or, with pool, values of ranges leased from that registry pool';
+
+-- As before, with the pool at the end; for a pooled ticket the counts of
+-- blocks and values left are the pool's business (snowid_pool_holdings()).
+CREATE OR REPLACE VIEW snowid_tickets AS
+SELECT t.seqrelid AS ticket,
+	   t.type,
+	   t.shard,
+	   t.shards,
+	   t.block,
+	   t.start,
+	   t.start OPERATOR(pg_catalog.+) t.shard AS first_value,
+	   CASE WHEN t.pool IS NULL THEN
+		 (t.start OPERATOR(pg_catalog.+) t.shard
+			OPERATOR(pg_catalog.+) (k.last_k OPERATOR(pg_catalog.*) t.shards))::bigint
+	   END AS last_value,
+	   CASE WHEN t.pool IS NULL THEN
+		 pg_catalog.div(k.last_k, t.block) OPERATOR(pg_catalog.+) 1
+	   END AS blocks_total,
+	   r.blocks_reserved,
+	   c.cached_first,
+	   c.cached_last,
+	   CASE WHEN p.allowed THEN coalesce(c.cached_values, 0) END AS cached_values,
+	   CASE WHEN p.allowed AND t.pool IS NULL THEN
+		 k.last_k OPERATOR(pg_catalog.+) 1
+		   OPERATOR(pg_catalog.-) least(k.last_k OPERATOR(pg_catalog.+) 1,
+										r.blocks_reserved OPERATOR(pg_catalog.*) t.block)
+		   OPERATOR(pg_catalog.+) coalesce(c.cached_values, 0)
+	   END AS values_left,
+	   t.pool
+FROM snowid_ticket t
+CROSS JOIN LATERAL (
+	SELECT pg_catalog.div((CASE WHEN t.type OPERATOR(pg_catalog.=) 'integer'::pg_catalog.regtype
+								THEN 2147483647 ELSE 9223372036854775807 END)::numeric
+						  OPERATOR(pg_catalog.-) t.start OPERATOR(pg_catalog.-) t.shard,
+						  t.shards) AS last_k) k
+CROSS JOIN LATERAL (
+	SELECT pg_catalog.has_sequence_privilege(t.seqrelid, 'SELECT, USAGE') AS allowed) p
+CROSS JOIN LATERAL (
+	SELECT CASE WHEN p.allowed AND t.pool IS NULL
+				THEN least(coalesce(pg_catalog.pg_sequence_last_value(t.seqrelid)
+									  OPERATOR(pg_catalog.+) 1, 0),
+						   pg_catalog.div(k.last_k, t.block) OPERATOR(pg_catalog.+) 1)
+		   END AS blocks_reserved) r
+LEFT JOIN snowid_ticket_cache() c ON c.ticket OPERATOR(pg_catalog.=) t.seqrelid;
+
+COMMENT ON VIEW snowid_tickets IS
+'ticket sequences of this database: settings, blocks reserved, the block cached on this server, the values left for this shard, and the pool of a pooled ticket';
