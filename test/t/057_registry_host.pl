@@ -14,6 +14,8 @@
 #    while the row of the host lasts (the registry's max_lease), then the
 #    member that names it gets it and issues above every ID the host
 #    issued, and no ID of any server came out twice.
+# 6. The host restarted under the node of an automatic member: the member
+#    moves to a free node.
 #
 # One layout for all: 4 sequence bits (16 IDs per millisecond), so that a
 # batch runs the host ahead of its clock (borrowing within max_lead).
@@ -239,6 +241,26 @@ cmp_ok($c_ids[0], '>', $host_max,
 $_->{handle}->finish for @runs;
 ($all, $dups) = duplicates($host, $a, $b, $c, $d);
 is($dups, 0, "every server, before and after the host's restart: $all IDs, no duplicate");
+
+# ==== 6. the host restarted under a node a member holds ====
+
+# The host asks no one (the README's limit: choose a node the registry does
+# not show as held); the member is refused at its next claim and, assigned
+# automatically, moves to a free node.  A issues nothing meanwhile.
+$host->append_conf('postgresql.conf', "snowid.node_id = $a_node\n");
+$host->restart;
+ok( $a->poll_query_until('postgres',
+		"SELECT state = 'ok' AND node_id NOT IN ($a_node, 0, 5, $b_node, $d_node) FROM snowid_registry_status()"),
+	"A moves off node $a_node once the host issues under it")
+  or diag status_of($a, '*');
+$host->safe_psql('postgres', 'SELECT take(200)');
+$a->safe_psql('postgres', 'SELECT take(200)');
+my $a_new = status_of($a, 'node_id');
+is( $a->safe_psql('postgres',
+		"SELECT count(*) FROM (SELECT id FROM ids ORDER BY seq DESC LIMIT 200) l WHERE snowid_node(id) = $a_new"),
+	'200', "A issues under its new node $a_new");
+($all, $dups) = duplicates($host, $a, $b, $c, $d);
+is($dups, 0, "every server, to the end: $all IDs, no duplicate");
 
 $_->stop for ($a, $b, $c, $d, $host);
 done_testing();
