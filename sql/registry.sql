@@ -195,3 +195,90 @@ REVOKE EXECUTE ON FUNCTION
 DROP ROLE regress_registry_member, regress_registry_other, regress_registry_monitor;
 
 TRUNCATE snowid_registry_node, snowid_registry_settings;
+
+-- The server this registry lives on issues IDs itself (snowid preloaded,
+-- snowid.node_id set), as a Citus coordinator hosting the registry does:
+-- the node it issues under, in the registry's layout, is never granted to
+-- another server.  A registry with this server's layout; its node shows
+-- as N.
+SELECT snowid_next() > 0 AS issued;
+SELECT h.layout IS NOT NULL AS preloaded, h.node_id IS NOT NULL AS issues,
+	   h.issued_below > 0 AS has_bound, h.start_id IS NOT NULL AS has_start,
+	   h.port = current_setting('port')::integer AS port
+  FROM snowid_registry_host() h;
+INSERT INTO snowid_registry_settings (only_row, layout, max_nodes_per_role)
+SELECT true, h.layout, 1 FROM snowid_registry_host() h;
+-- A claim in the host's layout; p_forge: with the start and system
+-- identifier of the host, as its promoted successor.
+CREATE FUNCTION pg_temp.hclaim(p_node integer, p_sysid numeric, p_start text,
+							   p_auto boolean DEFAULT false,
+							   p_forge boolean DEFAULT false)
+RETURNS TABLE (result text, node text, lease_ms bigint, holder text,
+			   detail text, floor_id text, floor_until text)
+LANGUAGE sql AS $$
+SELECT c.result,
+	   CASE WHEN c.node_id = h.node_id THEN 'N' ELSE c.node_id::text END,
+	   c.lease_ms,
+	   regexp_replace(c.holder, ':.*', ': (...)'),
+	   replace(regexp_replace(c.detail, 'held by .*, last seen [0-9.]+ s ago, lease until [^;]*',
+							  'held by (...), last seen (...) s ago, lease until (...)'),
+			   'node ' || h.node_id || ' ', 'node N '),
+	   CASE WHEN c.floor_id IS NULL THEN NULL
+			WHEN c.floor_id >= h.issued_below THEN 'above the host''s IDs'
+			ELSE 'below the host''s IDs' END,
+	   CASE WHEN c.floor_until IS NULL THEN NULL
+			WHEN c.floor_until <= now() THEN 'past' ELSE 'future' END
+  FROM snowid_registry_host() h,
+	   snowid_registry_claim(coalesce(p_node, CASE WHEN NOT p_auto THEN h.node_id END),
+							 p_auto,
+							 (1 << substring(h.layout FROM 'node_bits ([0-9]+)')::integer) - 1,
+							 h.layout, 'c' || p_sysid, 'host' || p_sysid, 5432,
+							 CASE WHEN p_forge THEN h.system_identifier ELSE p_sysid END,
+							 CASE WHEN p_forge THEN h.start_id ELSE p_start END,
+							 rpad(p_start, 32, '#'),
+							 CASE WHEN p_forge THEN h.start_id END, p_forge,
+							 600000, 5000, 1000, NULL) c
+$$;
+-- A server naming the host's node: a conflict, naming the registry's own
+-- server; the host's row is written, held by no role.
+SELECT * FROM pg_temp.hclaim(NULL, 111, 'h1');
+SELECT n.node_id = h.node_id AS hosts_node, n.state, n.registry_host,
+	   n.holder LIKE 'the registry''s own server: %' AS holder,
+	   n.holder_role, n.start_id = h.start_id AS start,
+	   n.system_identifier = h.system_identifier AS sysid,
+	   n.last_id > 0 AS last_id,
+	   n.lease_until > now() + interval '6 days' AS lease
+  FROM snowid_registry_nodes n, snowid_registry_host() h;
+-- Automatic: another node, above every ID the host has issued; the host's
+-- row counts toward no role's nodes (max_nodes_per_role is 1).
+SELECT * FROM pg_temp.hclaim(NULL, 222, 'h2', p_auto => true);
+UPDATE snowid_registry_settings SET max_nodes_per_role = 64;
+-- Nobody renews or releases the host's row, whatever it names.
+SELECT snowid_registry_holds(h.node_id, h.system_identifier, h.start_id, '')
+	   AS holds
+  FROM snowid_registry_host() h;
+SELECT snowid_registry_release(h.node_id, h.start_id, '', NULL) AS released
+  FROM snowid_registry_host() h;
+SELECT result, node FROM pg_temp.hclaim(NULL, 111, 'h1', p_forge => true);
+-- Its lease ended by hand while the host still issues under it: still
+-- refused, and the row is the host's again.
+UPDATE snowid_registry_node SET released_at = now(), lease_until = now()
+ WHERE registry_host;
+SELECT result, node, detail FROM pg_temp.hclaim(NULL, 333, 'h3');
+SELECT state, registry_host FROM snowid_registry_nodes WHERE registry_host;
+-- A node the host issued under before (a row of the host's, not its node
+-- now): kept while its lease lasts, even from a claim with the host's
+-- start and system identifier, then granted above its lease end plus the
+-- host's max_lead.
+UPDATE snowid_registry_node SET node_id = 7 WHERE registry_host;
+SELECT * FROM pg_temp.hclaim(7, 333, 'h3');
+SELECT result, node FROM pg_temp.hclaim(7, 111, 'h1', p_forge => true);
+UPDATE snowid_registry_node SET lease_until = now() - interval '1 ms'
+ WHERE node_id = 7;
+SELECT * FROM pg_temp.hclaim(7, 333, 'h3');
+SELECT n.node_id = h.node_id AS hosts_node, n.state, n.registry_host,
+	   n.holder_role IS NOT NULL AS role
+  FROM snowid_registry_nodes n, snowid_registry_host() h
+ ORDER BY n.registry_host, n.node_id;
+
+TRUNCATE snowid_registry_node, snowid_registry_settings;

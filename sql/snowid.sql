@@ -422,13 +422,17 @@ CREATE TABLE snowid_registry_node (
 										-- a lease of 1.4 not renewed since)
 	secret_hash text,					-- SHA-256 (hex) of the holder start's secret
 	max_lead_ms bigint,					-- the holder's snowid.max_lead
-	floor_until timestamptz				-- every ID of earlier holders lies
+	floor_until timestamptz,			-- every ID of earlier holders lies
 										-- below this time (their lease end
 										-- plus their max_lead)
+	registry_host boolean NOT NULL DEFAULT false	-- held by the registry's
+										-- own server, which issues IDs under
+										-- it: no role, no secret, no member
+										-- can act on it
 );
 
 COMMENT ON TABLE snowid_registry_node IS
-'registry: one row per node ID ever claimed: its holder, the lease and the last ID reported (written by snowid_registry_claim and snowid_registry_release)';
+'registry: one row per node ID ever claimed: its holder, the lease and the last ID reported (written by snowid_registry_claim and snowid_registry_release); a row with registry_host is the node the registry''s own server issues IDs under, kept from members for max_lease after it last did';
 
 SELECT pg_catalog.pg_extension_config_dump('snowid_registry_node', '');
 
@@ -438,6 +442,7 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_registry_node', '');
 CREATE VIEW snowid_registry_nodes AS
 SELECT n.node_id,
 	   pg_catalog.concat(
+		   CASE WHEN n.registry_host THEN 'the registry''s own server: ' END,
 		   CASE WHEN n.cluster_name OPERATOR(pg_catalog.<>) ''
 				THEN pg_catalog.format('cluster "%s" on ', n.cluster_name) END,
 		   pg_catalog.format('%s:%s, system identifier %s',
@@ -456,11 +461,12 @@ SELECT n.node_id,
 	   n.claimed_at,
 	   n.last_id,
 	   n.holder_role,
-	   n.max_lead_ms
+	   n.max_lead_ms,
+	   n.registry_host
   FROM snowid_registry_node n;
 
 COMMENT ON VIEW snowid_registry_nodes IS
-'registry: every node ID claimed, who holds it (or held it last), its layout, lease and state (held, released or expired)';
+'registry: every node ID claimed, who holds it (or held it last), its layout, lease and state (held, released or expired), and whether the holder is the registry''s own server';
 
 REVOKE ALL ON snowid_registry_nodes FROM PUBLIC;
 GRANT SELECT ON snowid_registry_nodes TO pg_monitor;
@@ -499,6 +505,29 @@ REVOKE ALL ON FUNCTION snowid_registry_holds(integer, numeric, text, text) FROM 
 COMMENT ON FUNCTION snowid_registry_holds(integer, numeric, text, text) IS
 'registry, internal: whether the calling login role holds the node under a live lease with this start and its secret';
 
+-- The server that hosts this registry database may issue IDs itself (a
+-- Citus coordinator, say) under its snowid.node_id; it cannot be a member
+-- of a registry of its own.  The claims ask this function for the node it
+-- issues under now, to grant it to no member, and for a bound above every
+-- ID it has issued, for members to stay above.
+CREATE FUNCTION snowid_registry_host(OUT layout text,
+									 OUT node_id integer,
+									 OUT max_lead_ms bigint,
+									 OUT issued_below bigint,
+									 OUT start_id text,
+									 OUT cluster_name text,
+									 OUT host text,
+									 OUT port integer,
+									 OUT system_identifier numeric)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_registry_host'
+LANGUAGE C VOLATILE;
+
+REVOKE ALL ON FUNCTION snowid_registry_host() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_host() IS
+'registry, internal: this server as the host of the registry: the layout and node it issues IDs under now (NULL while it issues none, or where snowid is not preloaded), its max_lead, a bound above every ID it has issued, its start and its identity as a member would send it';
+
 -- A member's claim of a node ID, or the renewal of its lease: one call, one
 -- transaction, that waits for no other: the decision is taken on the rows
 -- as they stand, and the one row it writes is locked without waiting (a
@@ -518,7 +547,11 @@ COMMENT ON FUNCTION snowid_registry_holds(integer, numeric, text, text) IS
 -- start or the primary it was promoted from, under the same login role,
 -- and has been silent for the takeover delay.  Otherwise it is a conflict
 -- naming the holder, unless the node was assigned automatically (p_auto):
--- then another free node is granted.
+-- then another free node is granted.  The node the registry's own server
+-- issues IDs under (snowid_registry_host, in the registry's layout) is
+-- never granted: its row, held by that server, keeps it from members for
+-- max_lease after that server last issued under it, and every new holder
+-- of any node starts above every ID that server has issued.
 CREATE FUNCTION snowid_registry_claim(p_node_id integer,
 									  p_auto boolean,
 									  p_max_node integer,
@@ -569,6 +602,11 @@ DECLARE
 	v_held integer;
 	v_floor timestamptz;
 	v_busy integer := 0;
+	v_host record;
+	v_host_node integer;
+	v_host_below bigint;
+	v_hosted boolean;
+	v_live boolean;
 BEGIN
 	IF p_max_node IS NULL OR p_max_node < 0 THEN
 		RAISE EXCEPTION 'invalid highest node ID: %', coalesce(p_max_node::text, 'NULL')
@@ -655,6 +693,81 @@ BEGIN
 		result := NULL;
 	END IF;
 
+	-- The registry's own server, where it issues IDs under the registry's
+	-- layout: the node it issues under is granted to no member (5. below),
+	-- and its row keeps that node from them for max_lease after it last
+	-- issued under it, so that a restart of that server under another
+	-- snowid.node_id does not free the old node at once.  The row is
+	-- written only when missing, taken from a holder gone, or past half
+	-- its lease, and never waited for (another claim writes it then).
+	SELECT h.* INTO v_host FROM @extschema@.snowid_registry_host() h;
+	IF v_host.layout = v_set.layout THEN
+		v_host_node := v_host.node_id;
+		v_host_below := v_host.issued_below;
+	END IF;
+	IF v_host_node IS NOT NULL THEN
+		SELECT n AS r, n.xmin::text AS x INTO v_pair
+		  FROM @extschema@.snowid_registry_node n WHERE n.node_id = v_host_node;
+		IF FOUND THEN
+			v_row := v_pair.r;
+			v_xmin := v_pair.x;
+		ELSE
+			v_row := NULL;
+			v_xmin := NULL;
+		END IF;
+		v_live := coalesce(v_row.released_at IS NULL AND v_row.lease_until >= v_now, false);
+		-- (a member's live lease is not overwritten: its next claim is
+		-- refused, and the row is taken once that lease is over)
+		IF v_row.node_id IS NULL OR NOT v_live OR
+		   (v_row.registry_host AND
+			(v_row.lease_until < v_now + v_set.max_lease / 2 OR
+			 v_row.start_id IS DISTINCT FROM v_host.start_id)) THEN
+			BEGIN
+				IF v_row.node_id IS NULL THEN
+					INSERT INTO @extschema@.snowid_registry_node
+						(node_id, cluster_name, host, port, system_identifier, start_id,
+						 layout, claimed_at, last_seen, lease_until, released_at, last_id,
+						 holder_role, secret_hash, max_lead_ms, floor_until, registry_host)
+					VALUES (v_host_node, v_host.cluster_name, v_host.host, v_host.port,
+							v_host.system_identifier, v_host.start_id, v_set.layout,
+							v_now, v_now, v_now + v_set.max_lease, NULL, v_host_below,
+							NULL, NULL, v_host.max_lead_ms, NULL, true);
+				ELSE
+					PERFORM FROM @extschema@.snowid_registry_node n
+					  WHERE n.node_id = v_host_node AND n.xmin::text = v_xmin
+					  FOR UPDATE NOWAIT;
+					IF NOT FOUND THEN
+						RAISE EXCEPTION USING ERRCODE = 'lock_not_available';
+					END IF;
+					-- a holder gone (a member, or this server under an
+					-- earlier lease ended by hand) leaves its floor
+					UPDATE @extschema@.snowid_registry_node n
+					   SET cluster_name = v_host.cluster_name, host = v_host.host,
+						   port = v_host.port, system_identifier = v_host.system_identifier,
+						   start_id = v_host.start_id, layout = v_set.layout,
+						   claimed_at = CASE WHEN v_live AND n.start_id = v_host.start_id
+											 THEN n.claimed_at ELSE v_now END,
+						   last_seen = v_now, lease_until = v_now + v_set.max_lease,
+						   released_at = NULL,
+						   last_id = greatest(n.last_id, v_host_below),
+						   holder_role = NULL, secret_hash = NULL,
+						   max_lead_ms = CASE WHEN v_live
+											  THEN greatest(n.max_lead_ms, v_host.max_lead_ms)
+											  ELSE v_host.max_lead_ms END,
+						   floor_until = CASE WHEN v_live THEN n.floor_until
+											  ELSE greatest(n.floor_until,
+															coalesce(n.released_at, n.lease_until) +
+															coalesce(n.max_lead_ms, 0) * interval '1 ms')
+										 END,
+						   registry_host = true
+					 WHERE n.node_id = v_host_node;
+				END IF;
+			EXCEPTION WHEN lock_not_available OR unique_violation THEN
+				NULL;		-- being written: the node stays out all the same
+			END;
+		END IF;
+	END IF;
+
 	WHILE result IS NULL LOOP
 		-- 4. No node named (or the named one is taken and was assigned
 		-- automatically): the node this start already holds (its reply
@@ -674,7 +787,9 @@ BEGIN
 				  FROM @extschema@.snowid_registry_node n
 				 WHERE n.released_at IS NULL AND n.lease_until >= v_now
 				UNION ALL
-				SELECT unnest(v_exclude))
+				SELECT unnest(v_exclude)
+				UNION ALL
+				SELECT v_host_node WHERE v_host_node IS NOT NULL)
 			SELECT min(c.node) INTO v_target
 			  FROM (SELECT 0 AS node
 					UNION ALL
@@ -712,16 +827,19 @@ BEGIN
 		floor_id := NULL;
 		floor_until := NULL;
 
+		-- a row of the registry's own server: no member renews it or
+		-- takes it over
+		v_hosted := coalesce(v_row.registry_host, false);
 		-- a renewal by the holder (a lease of 1.4, bound to no role yet, is
 		-- bound to the role and secret of its own start's first renewal)
-		v_own := coalesce(v_row.node_id IS NOT NULL AND
+		v_own := NOT v_hosted AND coalesce(v_row.node_id IS NOT NULL AND
 			v_row.start_id = p_start_id AND v_row.released_at IS NULL AND
 			((v_row.holder_role = v_role AND v_row.secret_hash = v_hash) OR
 			 (v_row.holder_role IS NULL AND v_row.secret_hash IS NULL AND
 			  v_row.system_identifier = p_system_identifier)), false);
 		-- the same server after a crash, or its promoted standby, under the
 		-- same role (a lease of 1.4: its own next start only)
-		v_successor := coalesce(v_row.node_id IS NOT NULL AND NOT v_own AND
+		v_successor := NOT v_hosted AND coalesce(v_row.node_id IS NOT NULL AND NOT v_own AND
 			v_row.system_identifier = p_system_identifier AND
 			((v_row.holder_role = v_role AND
 			  (v_row.start_id = p_predecessor OR p_promoted)) OR
@@ -731,7 +849,19 @@ BEGIN
 		-- has released the node or its lease has run out)
 		v_floor := v_row.floor_until;
 
-		IF v_row.node_id IS NULL THEN
+		IF v_target = v_host_node THEN
+			-- the registry's own server issues IDs under it now (an
+			-- assigned node moves, even its holder's successor's)
+			result := 'conflict';
+			lease_ms := NULL;
+			v_successor := false;
+			SELECT v.holder INTO holder
+			  FROM @extschema@.snowid_registry_nodes v
+			 WHERE v.node_id = v_target AND v.registry_host;
+			holder := coalesce(holder, 'the registry''s own server');
+			detail := format('the registry''s own server issues IDs as node %s (its snowid.node_id), which the registry grants no other server: give this server another snowid.node_id, or leave it unset to have the registry assign a free one',
+							 v_target);
+		ELSIF v_row.node_id IS NULL THEN
 			NULL;			-- never claimed
 		ELSIF v_own THEN
 			NULL;
@@ -739,12 +869,20 @@ BEGIN
 			-- released or run out: the new holder stays above the old
 			-- holders' last ID, and above the end of their leases plus what
 			-- they could issue ahead of their clocks (their max_lead)
+			-- (the registry's own server, issuing under it no more, may
+			-- have done so until its current start)
 			v_floor := greatest(v_row.floor_until,
 								coalesce(v_row.released_at, v_row.lease_until) +
-								coalesce(v_row.max_lead_ms, 0) * interval '1 ms');
+								coalesce(v_row.max_lead_ms, 0) * interval '1 ms',
+								CASE WHEN v_hosted
+									 THEN pg_catalog.pg_postmaster_start_time() +
+										  coalesce(v_row.max_lead_ms, 0) * interval '1 ms'
+								END);
 			floor_id := v_row.last_id;
 			floor_until := v_floor;
-			detail := CASE WHEN v_row.released_at IS NOT NULL
+			detail := CASE WHEN v_hosted
+						   THEN 'kept for the registry''s own server, which issues IDs under it no more, until its lease ran out'
+						   WHEN v_row.released_at IS NOT NULL
 						   THEN 'released by its holder'
 						   ELSE 'the lease of its holder had run out'
 					  END;
@@ -763,7 +901,9 @@ BEGIN
 							 v_target, holder,
 							 round(EXTRACT(epoch FROM v_now - v_row.last_seen), 1),
 							 v_row.lease_until) ||
-				CASE WHEN v_row.start_id = p_start_id
+				CASE WHEN v_hosted
+					 THEN 'the registry''s own server issued IDs under it: it is kept from other servers until its lease runs out (or is ended by hand once that server is known never to issue under it again)'
+					 WHEN v_row.start_id = p_start_id
 					 THEN 'this claim names the holder''s start but not its login role and secret'
 					 WHEN v_successor
 					 THEN format('a server with the same system identifier (a restart or a promoted standby) under the same login role may take it over only after its holder has been silent for %s s',
@@ -774,6 +914,12 @@ BEGIN
 					 THEN 'this server has the same system identifier but neither held the node before nor was promoted from a standby: a copy of the holder, such as a clone made with pg_basebackup'
 					 ELSE 'it is free again once its holder releases it or its lease runs out'
 				END;
+		END IF;
+
+		IF result = 'ok' AND NOT v_own AND v_host_below IS NOT NULL THEN
+			-- a new holder also stays above every ID the registry's own
+			-- server has issued, under whichever node
+			floor_id := greatest(floor_id, v_host_below);
 		END IF;
 
 		IF result = 'ok' AND NOT v_own THEN
@@ -824,7 +970,7 @@ BEGIN
 						   max_lead_ms = CASE WHEN v_own
 											  THEN greatest(n.max_lead_ms, p_max_lead_ms)
 											  ELSE p_max_lead_ms END,
-						   floor_until = v_floor
+						   floor_until = v_floor, registry_host = false
 					 WHERE n.node_id = v_target;
 				END IF;
 			EXCEPTION WHEN lock_not_available OR unique_violation THEN
