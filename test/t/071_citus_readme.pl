@@ -25,11 +25,9 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
+use SnowidCitus;
 
-my $pkglibdir = `pg_config --pkglibdir`;
-chomp $pkglibdir;
-plan skip_all => "Citus is not installed in this PostgreSQL ($pkglibdir/citus.so is absent)"
-  unless -f "$pkglibdir/citus.so";
+citus_skip_unless_available();
 
 # ---- the README's blocks ----
 
@@ -52,38 +50,18 @@ cmp_ok(scalar(@blocks), '>=', 3,
 
 # ---- the cluster ----
 
-# A node reachable over TCP on 127.0.0.1 (Citus connects by host and port).
-sub citus_node
-{
-	my ($name, $conf) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'citus,snowid'\n"
-		  . "listen_addresses = '127.0.0.1'\n"
-		  . "fsync = off\n"
-		  . "max_connections = 60\n"
-		  . "citus.log_remote_commands = off\n"
-		  . $conf);
-	$node->append_conf('pg_hba.conf', "host all all 127.0.0.1/32 trust\n");
-	return $node;
-}
-
-my $coord = citus_node('coordinator', "snowid.node_id = 0\n");
+my $c = citus_cluster(workers => 0, node_ids => [0], name => 'readme');
+my $coord = $c->{coordinator};
 my $registry = sub {
 	my ($login) = @_;
 	return "snowid.registry = 'host=127.0.0.1 port="
 	  . $coord->port
 	  . " dbname=ids user=$login connect_timeout=5'\n";
 };
-my @workers = map { citus_node("worker$_", $registry->("member_worker$_")) } 1 .. 2;
-$_->start for $coord, @workers;
-$_->safe_psql('postgres', 'CREATE EXTENSION citus') for $coord, @workers;
-$coord->safe_psql('postgres',
-	"SELECT citus_set_coordinator_host('127.0.0.1', " . $coord->port . ")");
-$coord->safe_psql('postgres',
-	"SELECT citus_add_node('127.0.0.1', " . $_->port . ")")
-  for @workers;
+my @workers = map {
+	citus_add_worker($c, node_id => undef, name => "worker$_",
+		extra => $registry->("member_worker$_"))
+} 1 .. 2;
 
 # ---- the section, as written ----
 
@@ -111,7 +89,7 @@ $node_of{ $_->name } =
   $_->safe_psql('postgres', 'SELECT node_id FROM snowid_layout()')
   for $coord, @workers;
 note(join(', ', map { "$_: node $node_of{$_}" } sort keys %node_of));
-is($node_of{coordinator}, 0, 'the coordinator issues as its configured node 0');
+is($node_of{ $coord->name }, 0, 'the coordinator issues as its configured node 0');
 is(scalar(keys %{ { reverse %node_of } }), 3, 'three nodes, three node IDs');
 is( $coord->safe_psql('ids',
 		"SELECT count(*) FROM snowid.snowid_registry_nodes WHERE node_id = 0 AND state = 'held' AND holder_role::text LIKE 'member_worker%'"
@@ -161,14 +139,11 @@ is( $coord->safe_psql('postgres',
 
 # ---- a worker added later ----
 
-my $w3 = citus_node('worker3', $registry->('member_worker3'));
-$w3->start;
-$w3->safe_psql('postgres', 'CREATE EXTENSION citus');
 $coord->safe_psql('ids',
 	'CREATE ROLE member_worker3 LOGIN IN ROLE snowid_members');
+my $w3 = citus_add_worker($c, node_id => undef, name => 'worker3',
+	extra => $registry->('member_worker3'));
 ok(wait_registry_state($w3, 'ok'), 'the added worker holds a node lease');
-$coord->safe_psql('postgres',
-	"SELECT citus_add_node('127.0.0.1', " . $w3->port . ")");
 my $w3_node = $w3->safe_psql('postgres', 'SELECT node_id FROM snowid_layout()');
 ok(!grep({ $_ == $w3_node } values %node_of),
 	"the added worker got a free node ID ($w3_node)");
