@@ -42,6 +42,8 @@ BEGIN
 				 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(v_grant.grantee)) END,
 			CASE WHEN v_grant.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
 	END LOOP;
+END
+$$;
 
 -- The registry on a server that issues IDs itself (item 4): the node that
 -- server issues under is never granted to a member; a row of the node
