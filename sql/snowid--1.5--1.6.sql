@@ -20,9 +20,14 @@ COMMENT ON FUNCTION snowid_ticket_next(text) IS
 
 -- Whoever may take values with snowid_ticket_next(regclass) may with the
 -- text form, and no one else: its privileges are copied (an EXECUTE
--- revoked from PUBLIC stays revoked).
+-- revoked from PUBLIC stays revoked; the grantor of each grant becomes the
+-- role running the update).  They are not the function's initial
+-- privileges, which pg_dump leaves out: as after CREATE EXTENSION, it has
+-- none recorded, so that pg_dump keeps the copy.
 DO $$
 DECLARE
+	v_fn pg_catalog.regprocedure :=
+		'@extschema@.snowid_ticket_next(pg_catalog.text)'::pg_catalog.regprocedure;
 	v_acl pg_catalog.aclitem[];
 	v_grant record;
 BEGIN
@@ -32,16 +37,20 @@ BEGIN
 	IF v_acl IS NULL THEN
 		RETURN;					-- the default privileges, as the new one's
 	END IF;
-	REVOKE ALL ON FUNCTION @extschema@.snowid_ticket_next(text) FROM PUBLIC;
+	EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', v_fn);
 	FOR v_grant IN
 		SELECT a.grantee, a.is_grantable FROM pg_catalog.aclexplode(v_acl) a
 		 WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE'
 	LOOP
-		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION @extschema@.snowid_ticket_next(text) TO %s%s',
+		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s', v_fn,
 			CASE WHEN v_grant.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
 				 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(v_grant.grantee)) END,
 			CASE WHEN v_grant.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
 	END LOOP;
+	DELETE FROM pg_catalog.pg_init_privs i
+	 WHERE i.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+	   AND i.objoid OPERATOR(pg_catalog.=) v_fn
+	   AND i.objsubid OPERATOR(pg_catalog.=) 0;
 END
 $$;
 

@@ -58,6 +58,7 @@ SELECT snowid_ticket_next('tn') AS from_one_again;
 -- Errors: no such name, not a ticket, a bad name; a name longer than the
 -- cache keeps works.
 SELECT snowid_ticket_next('tn_nowhere');
+SELECT snowid_ticket_next('  "TN" . "Nowhere"  ');
 CREATE SEQUENCE tn_two.plain;
 SELECT snowid_ticket_next('plain');
 SELECT snowid_ticket_next('tn_one.tn.x.y');

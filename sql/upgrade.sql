@@ -162,6 +162,11 @@ SELECT p.oid::regprocedure AS function,
 	   has_function_privilege('regress_upgrade_taker', p.oid, 'EXECUTE WITH GRANT OPTION') AS taker_may_grant,
 	   has_function_privilege('regress_upgrade_other', p.oid, 'EXECUTE') AS other_may
   FROM pg_proc p WHERE p.proname = 'snowid_ticket_next' ORDER BY p.oid::regprocedure::text;
+-- not as initial privileges (pg_dump leaves those out): as after CREATE
+-- EXTENSION, none are recorded
+SELECT p.oid::regprocedure AS function, i.privtype, i.initprivs IS NOT NULL AS recorded
+  FROM pg_proc p LEFT JOIN pg_init_privs i ON i.objoid = p.oid AND i.classoid = 'pg_proc'::regclass
+ WHERE p.proname = 'snowid_ticket_next' ORDER BY p.oid::regprocedure::text;
 DROP EXTENSION snowid;
 DROP ROLE regress_upgrade_taker, regress_upgrade_other;
 CREATE EXTENSION snowid;

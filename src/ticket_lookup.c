@@ -30,6 +30,9 @@
 
 static HTAB *ticket_cache = NULL;
 
+/* the generation of name lookups (see "tickets named by text" below) */
+static uint64 ticket_names_generation = 1;
+
 /* ---------- per-backend cache of settings and privileges ---------- */
 
 static void
@@ -67,11 +70,45 @@ snowid_ticket_roles_cb(Datum arg, int cacheid, uint32 hashvalue)
 	HASH_SEQ_STATUS status;
 	SnowidTicketEntry *entry;
 
+	ticket_names_generation++;	/* a lookup checks USAGE on schemas */
 	if (ticket_cache == NULL)
 		return;
 	hash_seq_init(&status, ticket_cache);
 	while ((entry = hash_seq_search(&status)) != NULL)
 		entry->acl_user = InvalidOid;
+}
+
+/*
+ * A relation or a schema was created, renamed, dropped or had its
+ * privileges changed: look names up again.
+ */
+static void
+snowid_ticket_names_cb(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ticket_names_generation++;
+}
+
+/* The invalidation callbacks of both caches, registered once per backend. */
+static void
+snowid_ticket_register_callbacks(void)
+{
+	static bool registered = false;
+
+	if (registered)
+		return;
+	CacheRegisterRelcacheCallback(snowid_ticket_relcache_cb, (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, snowid_ticket_roles_cb,
+								  (Datum) 0);
+	CacheRegisterSyscacheCallback(AUTHOID, snowid_ticket_roles_cb,
+								  (Datum) 0);
+	/* the owner of the database is a member of pg_database_owner */
+	CacheRegisterSyscacheCallback(DATABASEOID, snowid_ticket_roles_cb,
+								  (Datum) 0);
+	CacheRegisterSyscacheCallback(RELNAMENSP, snowid_ticket_names_cb,
+								  (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, snowid_ticket_names_cb,
+								  (Datum) 0);
+	registered = true;
 }
 
 /* Read the settings of ticket relid from the catalog in schema extnsp. */
@@ -117,14 +154,7 @@ snowid_ticket_lookup(Oid relid, Oid fn_oid, bool check_acl)
 		ctl.entrysize = sizeof(SnowidTicketEntry);
 		ticket_cache = hash_create("snowid ticket cache", 16, &ctl,
 								   HASH_ELEM | HASH_BLOBS);
-		CacheRegisterRelcacheCallback(snowid_ticket_relcache_cb, (Datum) 0);
-		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, snowid_ticket_roles_cb,
-									  (Datum) 0);
-		CacheRegisterSyscacheCallback(AUTHOID, snowid_ticket_roles_cb,
-									  (Datum) 0);
-		/* the owner of the database is a member of pg_database_owner */
-		CacheRegisterSyscacheCallback(DATABASEOID, snowid_ticket_roles_cb,
-									  (Datum) 0);
+		snowid_ticket_register_callbacks();
 	}
 
 	entry = hash_search(ticket_cache, &relid, HASH_ENTER, &found);
@@ -208,15 +238,8 @@ typedef struct SnowidTicketName
 } SnowidTicketName;
 
 static HTAB *ticket_names = NULL;
-static uint64 ticket_names_generation = 1;
 static char *ticket_names_path = NULL;	/* search_path of this generation */
 static Oid	ticket_names_user = InvalidOid; /* user of this generation */
-
-static void
-snowid_ticket_names_cb(Datum arg, int cacheid, uint32 hashvalue)
-{
-	ticket_names_generation++;
-}
 
 /* The generation of lookups valid now: a new one if the path or user moved. */
 static uint64
@@ -230,16 +253,7 @@ snowid_ticket_names_current(void)
 		ctl.entrysize = sizeof(SnowidTicketName);
 		ticket_names = hash_create("snowid ticket names", 16, &ctl,
 								   HASH_ELEM | HASH_STRINGS);
-		CacheRegisterSyscacheCallback(RELNAMENSP, snowid_ticket_names_cb,
-									  (Datum) 0);
-		CacheRegisterSyscacheCallback(NAMESPACEOID, snowid_ticket_names_cb,
-									  (Datum) 0);
-		CacheRegisterSyscacheCallback(AUTHOID, snowid_ticket_names_cb,
-									  (Datum) 0);
-		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, snowid_ticket_names_cb,
-									  (Datum) 0);
-		CacheRegisterSyscacheCallback(DATABASEOID, snowid_ticket_names_cb,
-									  (Datum) 0);
+		snowid_ticket_register_callbacks();
 	}
 	if (unlikely(ticket_names_user != GetUserId() ||
 				 ticket_names_path == NULL ||
@@ -261,14 +275,15 @@ snowid_ticket_names_current(void)
 static Oid
 snowid_ticket_name_lookup(text *name)
 {
-	RangeVar   *rv = makeRangeVarFromNameList(textToQualifiedNameList(name));
-	Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+	List	   *names = textToQualifiedNameList(name);
+	Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(names),
+										 NoLock, true);
 
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("ticket sequence \"%s\" does not exist",
-						text_to_cstring(name)),
+						NameListToString(names)),
 				 errdetail("snowid_ticket_next() looks the name up in the search_path when it takes a value."),
 				 errhint("Create the ticket sequence with snowid_ticket_create() on every server that takes its values (on Citus, on every node).")));
 	return relid;
