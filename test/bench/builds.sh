@@ -99,7 +99,8 @@ done
 echo "PostgreSQL $(q a -c 'SHOW server_version'): ${revs[0]} against ${revs[1]}"
 
 cands=("floor|1" "snowid_next|snowid_next()" "nextval|nextval('bench_seq')"
-	"snowid_ticket_next|snowid_ticket_next('bench_ticket')")
+	"snowid_ticket_next|snowid_ticket_next('bench_ticket'::regclass)"
+	"snowid_ticket_next_by_name|snowid_ticket_next('bench_ticket')")
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.3f", a / b }'; }

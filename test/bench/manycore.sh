@@ -49,11 +49,11 @@ pgb() { # clients script -> tps
 mk() { echo "$2" > /tmp/$1.sql; chmod 644 /tmp/$1.sql; }
 case $part in
 percall)
-  mk floor 'SELECT 1;'; mk snowid 'SELECT snowid_next();'; mk nextval "SELECT nextval('s');"; mk ticket "SELECT snowid_ticket_next('tk');"; mk uuid 'SELECT gen_random_uuid();'
+  mk floor 'SELECT 1;'; mk snowid 'SELECT snowid_next();'; mk nextval "SELECT nextval('s');"; mk ticket "SELECT snowid_ticket_next('tk'::regclass);"; mk uuid 'SELECT gen_random_uuid();'
   for c in 1 4 16 64; do for r in $(seq 1 $R); do for k in floor snowid nextval ticket uuid; do
     echo "percall c=$c round=$r $k $(pgb $c /tmp/$k.sql)"; done; done; done | tee $O/percall.txt ;;
 inserts)
-  q "CREATE TABLE IF NOT EXISTS t_snow(id bigint PRIMARY KEY DEFAULT snowid_next(), v int); CREATE TABLE IF NOT EXISTS t_serial(id bigserial PRIMARY KEY, v int); CREATE TABLE IF NOT EXISTS t_uuid(id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int); CREATE TABLE IF NOT EXISTS t_ticket(id bigint PRIMARY KEY DEFAULT snowid_ticket_next('tk'), v int);"
+  q "CREATE TABLE IF NOT EXISTS t_snow(id bigint PRIMARY KEY DEFAULT snowid_next(), v int); CREATE TABLE IF NOT EXISTS t_serial(id bigserial PRIMARY KEY, v int); CREATE TABLE IF NOT EXISTS t_uuid(id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int); CREATE TABLE IF NOT EXISTS t_ticket(id bigint PRIMARY KEY DEFAULT snowid_ticket_next('tk'::regclass), v int);"
   for k in snow serial uuid ticket; do mk i1_$k "INSERT INTO t_$k(v) VALUES (1);"; mk i100_$k "INSERT INTO t_$k(v) SELECT 1 FROM generate_series(1,100);"; done
   for c in 4 16 64; do for r in $(seq 1 $R); do for k in snow serial uuid ticket; do
     echo "insert1 c=$c round=$r $k $(pgb $c /tmp/i1_$k.sql)"; done; for k in snow serial uuid ticket; do
@@ -61,7 +61,7 @@ inserts)
   q "SELECT relname, pg_size_pretty(pg_relation_size(oid)), pg_relation_size(oid) FROM pg_class WHERE relname LIKE 't_%_pkey'" | tee -a $O/inserts.txt ;;
 bulk)
   N=${N:-2000000}
-  for p in 1 4 16; do for r in $(seq 1 $R); do for k in "x" "snowid_next()" "nextval('s')" "nextval('s100')" "snowid_ticket_next('tk')"; do
+  for p in 1 4 16; do for r in $(seq 1 $R); do for k in "x" "snowid_next()" "nextval('s')" "nextval('s100')" "snowid_ticket_next('tk'::regclass)"; do
     s=$(date +%s.%N)
     for i in $(seq 1 $p); do run $B/psql -X -q -At -h /tmp -U postgres -d postgres -c "SELECT count($k) FROM generate_series(1,$N) x" >/dev/null & done; wait
     e=$(date +%s.%N); echo "bulk p=$p round=$r $k $(awk -v s=$s -v e=$e -v n=$N -v p=$p 'BEGIN{printf "%.0f", n*p/(e-s)}')"
@@ -71,7 +71,7 @@ bulk0|bulk16)
   N=${N:-2000000}
   if [ $part = bulk0 ]; then q "ALTER SYSTEM SET snowid.max_lead = 0"; q "ALTER SYSTEM SET snowid.max_wait = '30s'"; q "SELECT pg_reload_conf()"; sleep 1; fi
   q "SELECT 'layout: ' || ids_per_second || ' IDs/s' FROM snowid_layout()" | tee $O/$part.txt
-  for p in 1 4 16; do for r in $(seq 1 $R); do for k in "snowid_next()" "snowid_ticket_next('tk')"; do
+  for p in 1 4 16; do for r in $(seq 1 $R); do for k in "snowid_next()" "snowid_ticket_next('tk'::regclass)"; do
     s=$(date +%s.%N)
     for i in $(seq 1 $p); do run $B/psql -X -q -At -h /tmp -U postgres -d postgres -c "SELECT count($k) FROM generate_series(1,$N) x" >/dev/null & done; wait
     e=$(date +%s.%N); echo "$part p=$p round=$r $k $(awk -v s=$s -v e=$e -v n=$N -v p=$p 'BEGIN{printf "%.0f", n*p/(e-s)}')"

@@ -95,7 +95,7 @@ together() {
 	rm -f "$f"
 }
 
-cands=("snowid_next|snowid_next()" "snowid_ticket_next|snowid_ticket_next('bench_ticket')")
+cands=("snowid_next|snowid_next()" "snowid_ticket_next|snowid_ticket_next('bench_ticket'::regclass)")
 echo "== two sessions at once and one alone, $ROUNDS rounds of $N IDs per session"
 for r in $(seq "$ROUNDS"); do
 	declare -A one=() two=() dflt=()

@@ -71,7 +71,7 @@ fi
 cands=("floor|1" "snowid_next|snowid_next()" "nextval|nextval('bench_seq')"
 	"nextval_cache100|nextval('bench_seq100')" "gen_random_uuid|gen_random_uuid()"
 	"instagram_plpgsql|bench_instagram_id()")
-[ "$have_tickets" -gt 0 ] && cands+=("snowid_ticket_next|snowid_ticket_next('bench_ticket')")
+[ "$have_tickets" -gt 0 ] && cands+=("snowid_ticket_next|snowid_ticket_next('bench_ticket'::regclass)")
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
@@ -214,7 +214,7 @@ q -c "ALTER SYSTEM RESET snowid.max_lead" -c "ALTER SYSTEM RESET snowid.max_wait
 echo "== 4. inserts: pgbench, 4 clients, after $INSERT_PREFILL rows per table"
 itables=("snowid_next|bigint PRIMARY KEY DEFAULT snowid_next()" "bigserial|bigserial PRIMARY KEY"
 	"gen_random_uuid|uuid PRIMARY KEY DEFAULT gen_random_uuid()")
-[ "$have_tickets" -gt 0 ] && itables+=("snowid_ticket_next|bigint PRIMARY KEY DEFAULT snowid_ticket_next('bench_ticket')")
+[ "$have_tickets" -gt 0 ] && itables+=("snowid_ticket_next|bigint PRIMARY KEY DEFAULT snowid_ticket_next('bench_ticket'::regclass)")
 declare -A idx
 for t in "${itables[@]}"; do
 	n=${t%%|*}

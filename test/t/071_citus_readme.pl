@@ -152,7 +152,7 @@ ok(!grep({ $_ == $w3_node } values %node_of),
 my ($ret, $out, $err) = $w3->psql('postgres',
 	"INSERT INTO invoices (tenant, note) VALUES (1, 'too early')");
 isnt($ret, 0, 'a ticket default on a node without the ticket fails');
-like($err, qr/ticket sequence "invoice_no" does not exist/, 'and says which');
+like($err, qr/ticket sequence "public.invoice_no" does not exist/, 'and says which');
 
 # The section's ticket statement again: the new node only.
 my ($ticket_block) = grep { $_->[1] =~ /run_command_on_all_nodes\(\$\$\s*SELECT snowid_ticket_create/ } @blocks;
