@@ -5,10 +5,12 @@
 # the same time, their rows/s summed).  The keys: bigserial, snowid_next()
 # and an integer ticket (striped by Citus group on every node, as README's
 # "With Citus" says), and integer serial through the coordinator only
-# (Citus refuses it on workers: the results quote its error).  The tables
-# interleaved in every round (the order reversed every other round), each
-# run right after a CHECKPOINT on every node; medians of rows/s and of the
-# ratios to bigserial taken within each round.  At the end, through the
+# (Citus refuses it on workers: the results quote its error).  In every
+# round and path, each key runs in a pair of adjacent runs with bigserial
+# (which one first alternates; the keys' order is reversed every other
+# round), each run right after a CHECKPOINT on every node; medians of rows/s
+# and of the ratios to bigserial taken within each pair, with their range
+# (the machine's speed moves within seconds).  At the end, through the
 # coordinator, every table's rows, distinct keys and the rows made on each
 # node: duplicates fail the run.  Writes test/bench/results/citus.md.
 #
@@ -41,7 +43,7 @@ out=${SNOWID_BENCH_OUT:-$bench_dir/results}
 mkdir -p "$out"
 CLIENTS=${CLIENTS:-4}
 if [ $mode = full ]; then
-	ROUNDS=${ROUNDS:-7}; SECS=${SECS:-4}
+	ROUNDS=${ROUNDS:-7}; SECS=${SECS:-3}
 else
 	ROUNDS=2; SECS=1; CLIENTS=2
 fi
@@ -77,6 +79,12 @@ case $major in
 *) no_citus "Citus 14.0.1 builds against PostgreSQL 16 to 18, not $major" ;;
 esac
 base_prefix=$(cd "$("$base_pgc" --bindir)/.." && pwd)
+for d in "$("$base_pgc" --sharedir)" "$("$base_pgc" --pkglibdir)"; do
+	case $d in
+	"$base_prefix"/*) ;;
+	*) no_citus "the PostgreSQL of $base_pgc keeps files outside $base_prefix ($d): it cannot be copied to install Citus into the copy" ;;
+	esac
+done
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/snowid-bench-citus-run.XXXXXX")
 chmod 755 "$scratch"
@@ -200,6 +208,7 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 declare -A samples
 add() { samples[$1]="${samples[$1]:-} $2"; }
 med() { printf '%s\n' ${samples[$1]} | median; }
+spread() { printf '%s\n' ${samples[$1]} | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f–%.2f", lo, hi}'; }
 
 checkpoint() {
 	local n
@@ -238,13 +247,16 @@ pgb() {
 }
 
 echo "== Citus inserts: PostgreSQL $(q c -c 'SHOW server_version'), $CLIENTS clients, ${SECS}s per run, $ROUNDS rounds"
+# One round, per path: every key but bigserial in a pair of adjacent runs
+# with a bigserial run (which first alternates), the ratio taken within the
+# pair; the candidates' order reversed every other round.
 for r in $(seq "$ROUNDS"); do
 	for path in coordinator workers; do
 		if [ $path = coordinator ]; then
-			list=("${names[@]}")
+			list=("${names[@]:1}")
 			targets=(c)
 		else
-			list=("${worker_names[@]}")
+			list=("${worker_names[@]:1}")
 			targets=(w1 w2)
 		fi
 		if [ $((r % 2)) -eq 0 ]; then
@@ -252,18 +264,25 @@ for r in $(seq "$ROUNDS"); do
 			for ((j = ${#list[@]} - 1; j >= 0; j--)); do rev+=("${list[$j]}"); done
 			list=("${rev[@]}")
 		fi
-		declare -A tps=()
+		line=
+		p=0
 		for n in "${list[@]}"; do
-			checkpoint
-			tps[$n]=$(pgb "$n" "${targets[@]}") || exit 1
-			add "$path:rows:$n" "${tps[$n]}"
-		done
-		for n in "${list[@]}"; do
+			if [ $(((r + p) % 2)) -eq 1 ]; then pair=(bigserial "$n"); else pair=("$n" bigserial); fi
+			p=$((p + 1))
+			declare -A tps=()
+			for m in "${pair[@]}"; do
+				checkpoint
+				tps[$m]=$(pgb "$m" "${targets[@]}") || exit 1
+				add "$path:rows:$m" "${tps[$m]}"
+			done
 			add "$path:x:$n" "$(awk -v a="${tps[$n]}" -v b="${tps[bigserial]}" 'BEGIN { printf "%.3f", a / b }')"
+			line="$line  ${pair[0]} ${tps[${pair[0]}]} ${pair[1]} ${tps[${pair[1]}]} |"
 		done
-		echo "round $r, through the $path: $(for n in "${list[@]}"; do printf '%s %s  ' "$n" "${tps[$n]}"; done)"
+		echo "round $r, through the $path:$line"
 	done
 done
+add "coordinator:x:bigserial" 1
+add "workers:x:bigserial" 1
 
 # At the end, through the coordinator: rows, distinct keys, and the Citus
 # group each row was made on (bigserial: Citus starts a worker's sequence at
@@ -290,18 +309,21 @@ host="$(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
 {
 	echo "# Inserts on Citus, through the coordinator and through the workers ($mode run)"
 	echo
-	echo "$(date -u +%Y-%m-%d), PostgreSQL $pg_version, $citus_version; a coordinator and two workers on one machine ($host; load average at the start $load_start, at the end $(cut -d' ' -f1-3 /proc/loadavg)). Command: \`bash test/bench/citus.sh\`. Every table distributed by its key (32 shards on the two workers); single-row \`INSERT INTO t (payload) VALUES ('bench')\` by pgbench (prepared), $CLIENTS clients in all: all on the coordinator, or $((CLIENTS / 2)) on each worker at the same time (rows/s summed); ${SECS}s per run, $ROUNDS rounds, the tables interleaved (the order reversed every other round), each run after a CHECKPOINT on every node; synchronous_commit = off. Rows/s are medians, × bigserial the median of the ratios taken within each round. Tables start empty and grow through the runs."
+	echo "$(date -u +%Y-%m-%d), PostgreSQL $pg_version, $citus_version; a coordinator and two workers on one machine ($host; load average at the start $load_start, at the end $(cut -d' ' -f1-3 /proc/loadavg)). Command: \`bash test/bench/citus.sh\`. Every table distributed by its key (32 shards on the two workers); single-row \`INSERT INTO t (payload) VALUES ('bench')\` by pgbench (prepared), $CLIENTS clients in all: all on the coordinator, or $((CLIENTS / 2)) on each worker at the same time (rows/s summed); ${SECS}s per run, $ROUNDS rounds; in each round and path every key in a pair of adjacent runs with bigserial (which one first alternates), the keys' order reversed every other round, each run after a CHECKPOINT on every node; synchronous_commit = off. Rows/s are medians over all runs, × bigserial the median of the ratios taken within each pair (in brackets the lowest and highest: the machine is shared and its speed moves by tens of percent within seconds). Tables start empty and grow through the runs (bigserial's twice as fast: it runs in every pair)."
 	echo
 	echo "| primary key | through the coordinator, rows/s | × bigserial | through the workers, rows/s | × bigserial | rows at the end | distinct keys | duplicates | rows made per Citus group |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
 	for n in "${names[@]}"; do
+		x=$(printf '%.2f (%s)' "$(med "coordinator:x:$n")" "$(spread "coordinator:x:$n")")
+		[ "$n" = bigserial ] && x=1.00
 		if [ "$n" = serial ]; then
 			w="refused by Citus | –"
 		else
-			w="$(printf '%.0f | %.2f' "$(med "workers:rows:$n")" "$(med "workers:x:$n")")"
+			w="$(printf '%.0f | %.2f (%s)' "$(med "workers:rows:$n")" "$(med "workers:x:$n")" "$(spread "workers:x:$n")")"
 		fi
-		printf '| %s | %.0f | %.2f | %s | %s | %s | %s | %s |\n' "${label[$n]}" \
-			"$(med "coordinator:rows:$n")" "$(med "coordinator:x:$n")" "$w" \
+		[ "$n" = bigserial ] && w="${w% (*}"
+		printf '| %s | %.0f | %s | %s | %s | %s | %s | %s |\n' "${label[$n]}" \
+			"$(med "coordinator:rows:$n")" "$x" "$w" \
 			"${rows[$n]}" "${distinct[$n]}" "${dups[$n]}" "${groups[$n]}"
 	done
 	echo
