@@ -28,6 +28,8 @@
  */
 #include "postgres.h"
 
+#include <unistd.h>
+
 #include "catalog/pg_authid.h"
 #include "clock.h"
 #include "guc.h"
@@ -51,6 +53,20 @@ Size
 snowid_registry_shmem_size(void)
 {
 	return MAXALIGN(sizeof(SnowidRegistryShared));
+}
+
+/* ---- this server as the registry knows it ---- */
+
+/*
+ * This machine's host name, as a claim names it to the registry and as
+ * the registry names its own server ("unknown" if the system cannot say).
+ */
+void
+snowid_host_name(char *host, size_t size)
+{
+	if (gethostname(host, size) != 0)
+		strlcpy(host, "unknown", size);
+	host[size - 1] = '\0';
 }
 
 /* ---- the layout as the registry compares it ---- */

@@ -107,6 +107,7 @@ extern void snowid_current_layout(SnowidLayout *layout, int *node_id);
 extern uint64 snowid_gate_closed(SnowidShared *shared,
 								 const SnowidLayout *layout);
 extern char *snowid_sentence(const char *text);
+extern void snowid_host_name(char *host, size_t size);
 extern char *snowid_layout_text(void);
 extern void snowid_registry_read(SnowidRegistryShared *r,
 								 SnowidRegistryShared *copy);

@@ -150,9 +150,7 @@ snowid_lease_read(SnowidLeaseFile *f)
 static void
 snowid_this_host(char *host, size_t size)
 {
-	if (gethostname(host, size) != 0)
-		strlcpy(host, "unknown", size);
-	host[size - 1] = '\0';
+	snowid_host_name(host, size);
 	/* one word in the file */
 	for (char *p = host; *p; p++)
 		if (*p == ' ' || *p == '\n' || *p == '\t')

@@ -21,8 +21,6 @@
  */
 #include "postgres.h"
 
-#include <unistd.h>
-
 #include "access/htup_details.h"
 #include "access/xlog.h"
 #include "catalog/pg_authid.h"
@@ -152,9 +150,7 @@ snowid_registry_host(PG_FUNCTION_ARGS)
 	else
 		nulls[0] = nulls[1] = nulls[2] = nulls[3] = nulls[4] = true;
 
-	if (gethostname(host, sizeof(host)) != 0)
-		strlcpy(host, "unknown", sizeof(host));
-	host[sizeof(host) - 1] = '\0';
+	snowid_host_name(host, sizeof(host));
 	snprintf(sysid, sizeof(sysid), UINT64_FORMAT, GetSystemIdentifier());
 	values[5] = CStringGetTextDatum(cluster_name != NULL ? cluster_name : "");
 	values[6] = CStringGetTextDatum(host);

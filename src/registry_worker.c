@@ -35,8 +35,6 @@
  */
 #include "postgres.h"
 
-#include <unistd.h>
-
 #include "access/xlog.h"
 #include "generator.h"
 #include "guc.h"
@@ -642,9 +640,7 @@ snowid_claim(char **error)
 	memcpy(secret, r->secret, sizeof(secret));
 	SpinLockRelease(&r->mutex);
 
-	if (gethostname(host, sizeof(host)) != 0)
-		strlcpy(host, "unknown", sizeof(host));
-	host[sizeof(host) - 1] = '\0';
+	snowid_host_name(host, sizeof(host));
 	snprintf(node_text, sizeof(node_text), "%d", node);
 	snprintf(max_node_text, sizeof(max_node_text), INT64_FORMAT,
 			 snowid_max_node(layout));
