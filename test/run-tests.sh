@@ -262,7 +262,7 @@ run_suite() {
 		echo "  citus bench smoke ... FAILED ($work/bench-citus.log)"
 		major_failed=$((major_failed + 1))
 	fi
-	echo "logs: $work/{regress,isolation,tap,bench,bench-registry,bench-renewals,bench-inserts}.log"
+	echo "logs: $work/{regress,isolation,tap,bench,bench-registry,bench-renewals,bench-inserts,bench-citus}.log"
 	cd "$SNOWID_SRC" || return
 }
 

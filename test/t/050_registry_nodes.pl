@@ -58,21 +58,8 @@ sub member
 		"snowid.registry = '$reg_conninfo application_name=$name'\n"
 		  . ($extra // ''));
 	$node->start;
-	$node->safe_psql(
-		'postgres', q{
-CREATE EXTENSION snowid;
-CREATE TABLE ids(seq bigserial, id bigint NOT NULL);
-CREATE TABLE errs(sqlstate text, message text);
--- n IDs into ids, or the error into errs: a pgbench transaction that
--- records why it failed
-CREATE FUNCTION take(n integer) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-	INSERT INTO ids(id) SELECT snowid_next() FROM generate_series(1, n);
-EXCEPTION WHEN OTHERS THEN
-	INSERT INTO errs VALUES (SQLSTATE, SQLERRM);
-END
-$$;
-});
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	$node->safe_psql('postgres', take_setup_sql());
 	return $node;
 }
 

@@ -37,17 +37,7 @@ my $layout =
   . "snowid.max_wait = '10s'\n";
 
 # The IDs table and take(n) (n IDs, or the error kept in errs) on a server.
-my $setup = q{
-CREATE TABLE ids(seq bigserial, id bigint NOT NULL);
-CREATE TABLE errs(sqlstate text, message text);
-CREATE FUNCTION take(n integer) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-	INSERT INTO ids(id) SELECT snowid_next() FROM generate_series(1, n);
-EXCEPTION WHEN OTHERS THEN
-	INSERT INTO errs VALUES (SQLSTATE, SQLERRM);
-END
-$$;
-};
+my $setup = take_setup_sql();
 
 # ---- the host: issues under node 0, holds the registry database ----
 

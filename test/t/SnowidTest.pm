@@ -8,7 +8,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(snowid_node max_of min_of strictly_increasing set_policy
+our @EXPORT = qw(snowid_node take_setup_sql max_of min_of strictly_increasing set_policy
   write_clock_offset highwater_slots highwater_file highwater_fields reserved_until_us
   wait_registry_state start_pgbench pgbench_processed);
 
@@ -153,6 +153,24 @@ sub reserved_until_us
 	my ($node) = @_;
 	return $node->safe_psql('postgres',
 		q{SELECT ((extract(epoch FROM reserved_until) - 946684800) * 1000000)::bigint FROM snowid_stats()});
+}
+
+# SQL that creates, in a database with snowid, the table ids, the table
+# errs and take(n): n IDs into ids, or the error into errs (a pgbench
+# transaction that records why it failed instead of aborting the run).
+sub take_setup_sql
+{
+	return q{
+CREATE TABLE ids(seq bigserial, id bigint NOT NULL);
+CREATE TABLE errs(sqlstate text, message text);
+CREATE FUNCTION take(n integer) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO ids(id) SELECT snowid_next() FROM generate_series(1, n);
+EXCEPTION WHEN OTHERS THEN
+	INSERT INTO errs VALUES (SQLSTATE, SQLERRM);
+END
+$$;
+};
 }
 
 # Wait (up to the TAP timeout) until snowid_registry_status() on $node says
