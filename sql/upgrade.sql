@@ -120,6 +120,9 @@ SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 -- 1.6: snowid on Citus.
 ALTER EXTENSION snowid UPDATE TO '1.6';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+-- 1.7: converting columns, who may generate, IDs as UUIDs.
+ALTER EXTENSION snowid UPDATE TO '1.7';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 DROP SEQUENCE upgrade_keep, upgrade_13;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
