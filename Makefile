@@ -17,6 +17,7 @@ OBJS = \
 	src/highwater_file.o \
 	src/highwater.o \
 	src/lease_file.o \
+	src/pool_file.o \
 	src/pool_store.o \
 	src/pool_users.o \
 	src/generator.o \
