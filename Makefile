@@ -17,6 +17,7 @@ OBJS = \
 	src/highwater_file.o \
 	src/highwater.o \
 	src/lease_file.o \
+	src/pool_file.o \
 	src/pool_store.o \
 	src/pool_users.o \
 	src/generator.o \
@@ -35,6 +36,7 @@ OBJS = \
 	src/alter_system.o \
 	src/rmgr.o \
 	src/registry_conn.o \
+	src/registry_claim.o \
 	src/pool_worker.o \
 	src/registry_worker.o \
 	src/snowid.o

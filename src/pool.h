@@ -6,13 +6,16 @@
  *	  is handed out.
  *
  * The subsystem's files, by phase, each calling only those above it here:
- * pool_store.c owns the shared holdings (set up at start), their file
- * ($PGDATA/snowid.pools) and their WAL record (redo, desc); pool_users.c
- * keeps which databases use each pool and frees the slots no one uses;
- * pool_take.c hands values out to takers (ticket_slot.c, snowid_pool_take);
- * pool_grant.c is the worker's side (pool_worker.c asks the registry for
- * ranges, reports what is held and gives unused tails back at shutdown);
- * pool_sql.c holds the SQL functions that show and take them.
+ * pool_file.c holds the rule for pool names and the text of the pools'
+ * file ($PGDATA/snowid.pools: the line of a pool, its checks, the reading
+ * of the file), touching no shared memory; pool_store.c owns the shared
+ * holdings (set up at start), the load and writes of their file and their
+ * WAL record (redo, desc); pool_users.c keeps which databases use each
+ * pool and frees the slots no one uses; pool_take.c hands values out to
+ * takers (ticket_slot.c, snowid_pool_take); pool_grant.c is the worker's
+ * side (pool_worker.c asks the registry for ranges, reports what is held
+ * and gives unused tails back at shutdown); pool_sql.c holds the SQL
+ * functions that show and take them.
  *
  * Each pool this server draws from has a slot (SNOWID_POOL_MAX of them;
  * pool_users.c frees the slots no one uses).  A slot holds up to
@@ -72,6 +75,11 @@
 #define SNOWID_POOL_DBS 16		/* databases listed as users of a pool */
 #define SNOWID_POOL_IDLE_S 15	/* an unused slot is freed after this long */
 #define SNOWID_POOL_RATE_HALF_LIFE_S 60.0	/* of the smoothed rate */
+/* the pool file (pool_file.c says its format) and its magic lines */
+#define SNOWID_POOLS_FILE "snowid.pools"
+#define SNOWID_POOLS_TMP "snowid.pools.tmp"
+#define SNOWID_POOLS_MAGIC "snowid-pools-2"
+#define SNOWID_POOLS_MAGIC_1_4 "snowid-pools-1"
 /* marks a start that replays a copied server's WAL: see snowid_pool_load */
 #define SNOWID_POOLS_COPIED "snowid.pools.copied"
 
@@ -186,6 +194,18 @@ snowid_range_value(const SnowidPoolRange *r, uint64 off)
 	return (int64) ((uint64) r->first + off);
 }
 
+/*
+ * pool_file.c: name_ok: is this a valid pool name; format_line: append the
+ * line of the file for st (of 1.4's format if v1); read_file: the states in
+ * the file, -1 if there is none, FATAL if it is corrupt (*hwm: the change
+ * count on its end line; *file_v1: the file is of 1.4).
+ */
+extern bool snowid_pool_name_ok(const char *name);
+extern void snowid_pool_format_line(StringInfo buf, const SnowidPoolState *st,
+									bool v1);
+extern int	snowid_pool_read_file(SnowidPoolState *states, uint64 *hwm,
+								  bool *file_v1);
+
 /* pool_store.c: setup (the shmem hooks call these) */
 extern Size snowid_pool_shmem_size(void);
 extern void snowid_pool_shmem_request(void);
@@ -199,7 +219,6 @@ extern void snowid_pool_shmem_startup(void);	/* loads snowid.pools */
  * holds -- the _releasing form releases that lock on an error, for the
  * worker; slot_from_state: a free slot for a state, table_lock held.
  */
-extern bool snowid_pool_name_ok(const char *name);
 extern char *snowid_pool_facts_why(const char *name, int64 start);
 extern void snowid_pool_release_slot(int idx);	/* table_lock, slot lock */
 extern void snowid_pool_wake_worker(void);
