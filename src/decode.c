@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "decode.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "layout.h"
@@ -32,7 +33,7 @@ PG_FUNCTION_INFO_V1(snowid_id_above);
  * The layout, after checking that id can be one of its snowids: from 0 to
  * 2^id_bits - 1.  Anything else would decode into parts no node issued.
  */
-static void
+void
 snowid_layout_for(int64 id, SnowidLayout *layout, int *node_id)
 {
 	if (id < 0)

@@ -810,15 +810,21 @@ snowid_check_batch(const SnowidLayout *layout, int32 n)
 				 errhint("Ask for fewer IDs per call, or raise snowid.max_lead.")));
 }
 
-Datum
-snowid_next(PG_FUNCTION_ARGS)
+int64
+snowid_next_id(void)
 {
 	SnowidShared *shared = snowid_require_shared();
 	const SnowidLayout *layout = &snowid_active_layout;
 	int32		node;
 	uint64		position = snowid_reserve_gated(shared, layout, 1, &node);
 
-	PG_RETURN_INT64(snowid_id_from_position(layout, position, node));
+	return snowid_id_from_position(layout, position, node);
+}
+
+Datum
+snowid_next(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(snowid_next_id());
 }
 
 typedef struct SnowidBatch

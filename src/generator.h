@@ -11,6 +11,9 @@
 
 #include "datatype/timestamp.h"
 
+/* The next ID of this server: what snowid_next() returns. */
+extern int64 snowid_next_id(void);
+
 /* At a new shared-memory segment: start at the high-water mark. */
 extern void snowid_generator_start(void);
 
