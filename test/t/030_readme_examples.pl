@@ -80,6 +80,11 @@ for my $i (0 .. $#lines)
 }
 ok(!$in, 'every code block of README.md is closed');
 cmp_ok(scalar(@blocks), '>=', 4, 'README.md has SQL examples (' . scalar(@blocks) . ')');
+for my $where ('registry', 'member')
+{
+	my $n = grep { $_->[2] eq $where } @blocks;
+	cmp_ok($n, '>=', 1, "README.md has SQL examples that run on the $where server ($n)");
+}
 
 my $node = snowid_node('readme', 1);
 $node->start;
