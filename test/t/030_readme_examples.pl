@@ -27,6 +27,9 @@
 #                                        error on purpose)
 #
 # All blocks run in the README's order, wherever each runs.
+#
+# Also: the README's reference names every function of sql/snowid.sql and
+# has a settings row for every snowid.* parameter of src/guc.c.
 
 use strict;
 use warnings;
@@ -85,6 +88,21 @@ for my $where ('registry', 'member')
 	my $n = grep { $_->[2] eq $where } @blocks;
 	cmp_ok($n, '>=', 1, "README.md has SQL examples that run on the $where server ($n)");
 }
+
+# The reference stays complete: every function of the install script and
+# every snowid.* parameter (a row of the settings table, with its default)
+# is in the README.
+my $readme_text = join("\n", @lines);
+my $script = slurp_file("$FindBin::RealBin/../../sql/snowid.sql");
+my %functions = map { $_ => 1 } $script =~ /^CREATE (?:OR REPLACE )?FUNCTION (\w+)/mg;
+cmp_ok(scalar(keys %functions), '>=', 30, 'sql/snowid.sql has functions (' . scalar(keys %functions) . ')');
+my @unnamed = grep { index($readme_text, "`$_(") < 0 } sort keys %functions;
+is("@unnamed", '', 'README.md names every function of sql/snowid.sql');
+my $guc_c = slurp_file("$FindBin::RealBin/../../src/guc.c");
+my @gucs = $guc_c =~ /DefineCustom\w+Variable\("(snowid\.\w+)"/g;
+cmp_ok(scalar(@gucs), '>=', 12, 'src/guc.c defines parameters (' . scalar(@gucs) . ')');
+my @unlisted = grep { $readme_text !~ /^\| `\Q$_\E` \| \S/m } @gucs;
+is("@unlisted", '', 'README.md has a settings row, with a default, for every snowid.* parameter');
 
 my $node = snowid_node('readme', 1);
 $node->start;
