@@ -6,7 +6,8 @@
 #   bash test/demo.sh stop     # stop the server and remove its files
 #
 # SNOWID_DEMO_DIR (default /tmp/snowid-demo) and SNOWID_DEMO_PORT
-# (default 55432) choose where it lives.
+# (default 55432) choose where it lives; give `stop` the same
+# SNOWID_DEMO_DIR (the command printed at the end does).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -80,9 +81,16 @@ WHERE id >= snowid_from_timestamp(now() - interval '1 hour');
 SELECT ids_issued, ticks_borrowed, waits, clock_errors FROM snowid_stats();
 SQL
 
+# The stop command names the same directory (and port) as this run, so that
+# it stops this server and removes these files, whatever the caller's
+# environment holds when it is pasted.
+stop_cmd="bash $(printf '%q' "$(cd "$(dirname "$0")" && pwd)/demo.sh") stop"
+[ -n "${SNOWID_DEMO_PORT:-}" ] && stop_cmd="SNOWID_DEMO_PORT=$(printf '%q' "$port") $stop_cmd"
+[ -n "${SNOWID_DEMO_DIR:-}" ] && stop_cmd="SNOWID_DEMO_DIR=$(printf '%q' "$dir") $stop_cmd"
+
 cat <<EOF2
 snowid is running on port $port (data in $dir/data, log in $dir/server.log).
 Connect with:  $psql_cmd
 (the README's SQL examples run as pasted in the fresh database postgres: -d postgres)
-Stop and remove it with:  bash $(cd "$(dirname "$0")" && pwd)/demo.sh stop
+Stop and remove it with:  $stop_cmd
 EOF2

@@ -6,16 +6,30 @@
 # server (snowid preloaded, snowid.node_id = 1).  Every ```sql block of the
 # README is one subtest, run with psql and ON_ERROR_STOP, so an example that
 # collides with an earlier one (a table created twice, a role that does not
-# exist) fails here.  A block that must not run (say, one that shows an
-# error on purpose) carries the line
+# exist) fails here.  A block that runs elsewhere says so in the README's
+# text and carries, on the line right before its opening fence, one of
 #
-#   <!-- readme-examples: skip -->
+#   <!-- readme-examples: registry -->   on a registry this test starts (a
+#                                        server with snowid installed, not
+#                                        preloaded), in its database postgres
+#                                        (the block says \c ids where it needs
+#                                        the registry database)
+#   <!-- readme-examples: member -->     on a member of that registry (snowid
+#                                        preloaded, no snowid.node_id,
+#                                        snowid.registry naming the database
+#                                        ids as the login member_db1, as the
+#                                        README's setup makes them), in its
+#                                        database postgres, once it holds a
+#                                        node lease
+#   <!-- readme-examples: citus -->      on a Citus cluster, in
+#                                        test/t/071_citus_readme.pl
+#   <!-- readme-examples: skip -->       nowhere (say, a block that shows an
+#                                        error on purpose)
 #
-# right before its opening fence.  Blocks marked
+# All blocks run in the README's order, wherever each runs.
 #
-#   <!-- readme-examples: citus -->
-#
-# run on a Citus cluster instead, in test/t/071_citus_readme.pl.
+# Also: the README's reference names every function of sql/snowid.sql and
+# has a settings row for every snowid.* parameter of src/guc.c.
 
 use strict;
 use warnings;
@@ -30,33 +44,38 @@ use SnowidTest;
 my $readme = "$FindBin::RealBin/../../README.md";
 my @lines = split /\n/, slurp_file($readme);
 
-# The blocks: [first line number, text], in order.  A fence is ``` at the
-# start of a line; ```sql opens a block that runs.
+# The blocks: [first line number, text, where], in order.  A fence is ```
+# at the start of a line; ```sql opens a block that runs, on the demo
+# server unless a marker right before it says where.
 my @blocks;
-my ($in, $runs, $skip_next, $start, @body) = (0, 0, 0, 0);
+my ($in, $runs, $where, $marker, $start, @body) = (0, 0, 'demo', undef, 0);
 for my $i (0 .. $#lines)
 {
 	my $line = $lines[$i];
 	if (!$in)
 	{
-		if ($line =~ /^<!--\s*readme-examples:\s*(?:skip|citus)\s*-->/)
+		if ($line =~ /^<!--\s*readme-examples:\s*(\S+)\s*-->/)
 		{
-			$skip_next = 1;
+			$marker = $1;
+			die "README.md line " . ($i + 1) . ": unknown readme-examples marker '$marker'"
+			  unless $marker =~ /^(?:skip|citus|registry|member)$/;
 		}
 		elsif ($line =~ /^```\s*(\S*)/)
 		{
-			($in, $runs, $start, @body) = (1, lc($1) eq 'sql' && !$skip_next, $i + 1);
-			$skip_next = 0;
+			$where = $marker // 'demo';
+			($in, $runs, $start, @body) =
+			  (1, lc($1) eq 'sql' && $where !~ /^(?:skip|citus)$/, $i + 1);
+			$marker = undef;
 		}
 		elsif ($line =~ /\S/)
 		{
-			$skip_next = 0;
+			$marker = undef;
 		}
 		next;
 	}
 	if ($line =~ /^```\s*$/)
 	{
-		push @blocks, [ $start, join("\n", @body) . "\n" ] if $runs;
+		push @blocks, [ $start, join("\n", @body) . "\n", $where ] if $runs;
 		$in = 0;
 		next;
 	}
@@ -64,23 +83,83 @@ for my $i (0 .. $#lines)
 }
 ok(!$in, 'every code block of README.md is closed');
 cmp_ok(scalar(@blocks), '>=', 4, 'README.md has SQL examples (' . scalar(@blocks) . ')');
+for my $where ('registry', 'member')
+{
+	my $n = grep { $_->[2] eq $where } @blocks;
+	cmp_ok($n, '>=', 1, "README.md has SQL examples that run on the $where server ($n)");
+}
+
+# The reference stays complete: every function of the install script and
+# every snowid.* parameter (a row of the settings table, with its default)
+# is in the README.
+my $readme_text = join("\n", @lines);
+my $script = slurp_file("$FindBin::RealBin/../../sql/snowid.sql");
+my %functions = map { $_ => 1 } $script =~ /^CREATE (?:OR REPLACE )?FUNCTION (\w+)/mg;
+cmp_ok(scalar(keys %functions), '>=', 30, 'sql/snowid.sql has functions (' . scalar(keys %functions) . ')');
+my @unnamed = grep { index($readme_text, "`$_(") < 0 } sort keys %functions;
+is("@unnamed", '', 'README.md names every function of sql/snowid.sql');
+my $guc_c = slurp_file("$FindBin::RealBin/../../src/guc.c");
+my @gucs = $guc_c =~ /DefineCustom\w+Variable\("(snowid\.\w+)"/g;
+cmp_ok(scalar(@gucs), '>=', 12, 'src/guc.c defines parameters (' . scalar(@gucs) . ')');
+my @unlisted = grep { $readme_text !~ /^\| `\Q$_\E` \| \S/m } @gucs;
+is("@unlisted", '', 'README.md has a settings row, with a default, for every snowid.* parameter');
 
 my $node = snowid_node('readme', 1);
 $node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE examples');
 
+# The registry and its member start when the README first needs them.
+my ($registry, $member);
+my %server = (
+	demo => sub { return ($node, 'examples'); },
+	registry => sub {
+		if (!$registry)
+		{
+			$registry = PostgreSQL::Test::Cluster->new('registry');
+			$registry->init;
+			$registry->start;
+		}
+		return ($registry, 'postgres');
+	},
+	member => sub {
+		if (!$member)
+		{
+			die "README.md: a member block comes before any registry block"
+			  unless $registry;
+			$member = snowid_node('member', undef,
+				"snowid.registry = 'host="
+				  . $registry->host
+				  . ' port='
+				  . $registry->port
+				  . " dbname=ids user=member_db1 connect_timeout=5'\n");
+			$member->start;
+			# a lease before the first block (in a database of the test's
+			# own, so that the README's blocks find the member as set up)
+			$member->safe_psql('postgres',
+				'CREATE DATABASE lease_wait');
+			$member->safe_psql('lease_wait', 'CREATE EXTENSION snowid');
+			ok( $member->poll_query_until('lease_wait',
+					"SELECT state = 'ok' FROM snowid_registry_status()"),
+				'the member holds a node lease from the registry the README set up'
+			) or diag($member->safe_psql('lease_wait',
+				'SELECT * FROM snowid_registry_status()'));
+		}
+		return ($member, 'postgres');
+	});
+
 for my $block (@blocks)
 {
-	my ($line, $sql) = @$block;
-	my ($first) = grep { /\S/ && !/^\s*--/ } split /\n/, $sql;
+	my ($line, $sql, $where) = @$block;
+	my ($first) = grep { /\S/ && !/^\s*--/ && !/^\\c/ } split /\n/, $sql;
 	$first //= '';
 	$first =~ s/\s+/ /g;
 	$first = substr($first, 0, 60);
-	my ($ret, $out, $err) = $node->psql('examples', $sql,
+	my ($on, $db) = $server{$where}->();
+	my ($ret, $out, $err) = $on->psql($db, $sql,
 		extra_params => [ '-v', 'ON_ERROR_STOP=1' ]);
-	is($ret, 0, "README.md line $line ($first) runs as pasted")
+	is($ret, 0, "README.md line $line ($first) runs as pasted on the $where server")
 	  or diag("psql said:\n$err\nthe block:\n$sql");
 }
 
-$node->stop;
+$_->stop for grep { defined } $member, $registry, $node;
 done_testing();
