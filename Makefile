@@ -32,6 +32,7 @@ OBJS = \
 	src/pool_sql.o \
 	src/ticket_sql.o \
 	src/ticket_hooks.o \
+	src/partition_guard.o \
 	src/alter_system.o \
 	src/rmgr.o \
 	src/registry_conn.o \
