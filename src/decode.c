@@ -166,46 +166,46 @@ snowid_interval(PG_FUNCTION_ARGS)
 	int			node_id;
 	int64		usecs;
 	int64		ticks;
-	char	   *text;
+	char	   *shown;
 
 	snowid_current_layout(&layout, &node_id);
-	text = DatumGetCString(DirectFunctionCall1(interval_out,
+	shown = DatumGetCString(DirectFunctionCall1(interval_out,
 											   IntervalPGetDatum(span)));
 	if (!snowid_interval_is_finite(span))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("interval out of range for a snowid span: \"%s\"", text),
+				 errmsg("interval out of range for a snowid span: \"%s\"", shown),
 				 errdetail("Only finite intervals span a number of IDs.")));
 	if (span->month != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("interval \"%s\" has no fixed length", text),
+				 errmsg("interval \"%s\" has no fixed length", shown),
 				 errdetail("It counts months or years, whose length in days varies, so it spans no fixed number of IDs."),
 				 errhint("Give the interval in days or smaller units, or compute the bound of each month with snowid_from_timestamp.")));
 	if (pg_mul_s64_overflow((int64) span->day, USECS_PER_DAY, &usecs) ||
 		pg_add_s64_overflow(usecs, span->time, &usecs))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("interval out of range for a snowid span: \"%s\"", text),
+				 errmsg("interval out of range for a snowid span: \"%s\"", shown),
 				 errdetail("Counting a day as 24 hours, it is too long to be expressed in microseconds.")));
 	if (usecs < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("interval \"%s\" is negative", text),
+				 errmsg("interval \"%s\" is negative", shown),
 				 errdetail("A snowid span is how much an ID grows as time passes: it is never negative."),
 				 errhint("Subtract the span of the positive interval instead.")));
 	ticks = usecs / layout.tick_us;
 	if (usecs % layout.tick_us != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("interval \"%s\" is not a whole number of snowid ticks", text),
+				 errmsg("interval \"%s\" is not a whole number of snowid ticks", shown),
 				 errdetail("snowid.tick is " INT64_FORMAT " ms: the interval lies between " INT64_FORMAT " and " INT64_FORMAT " ticks.",
 						   layout.tick_us / 1000, ticks, ticks + 1),
 				 errhint("Give an interval that is a multiple of snowid.tick, so that bounds built from the span fall on the start of a tick.")));
 	if (ticks > snowid_max_tick(&layout))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("interval out of range for a snowid span: \"%s\"", text),
+				 errmsg("interval out of range for a snowid span: \"%s\"", shown),
 				 errdetail("It is " INT64_FORMAT " ticks; with %d timestamp bits, the layout expresses at most " INT64_FORMAT ".",
 						   ticks, layout.timestamp_bits, snowid_max_tick(&layout))));
 	PG_RETURN_INT64(snowid_id_of_tick(&layout, ticks));
