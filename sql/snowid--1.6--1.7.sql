@@ -31,3 +31,13 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION snowid_next_uuid() IS
 'next Snowflake ID of this server as a version 7 UUID: snowid_to_uuid(snowid_next())';
+
+-- The ID span of an interval, for partitions by the time inside the ID
+-- (issue 25).
+CREATE FUNCTION snowid_interval(span interval)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_interval'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_interval(interval) IS
+'ID span of a fixed-length interval under the layout in force: how much an ID grows while that much time passes (its ticks times 2^(node_bits + sequence_bits)); a day counts as 24 hours; for ID ranges such as partition bounds';

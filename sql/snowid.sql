@@ -75,6 +75,14 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowid_from_timestamp(timestamptz) IS
 'smallest Snowflake ID any node can issue in the tick containing ts, for range scans on ID columns';
 
+CREATE FUNCTION snowid_interval(span interval)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_interval'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_interval(interval) IS
+'ID span of a fixed-length interval under the layout in force: how much an ID grows while that much time passes (its ticks times 2^(node_bits + sequence_bits)); a day counts as 24 hours; for ID ranges such as partition bounds';
+
 CREATE FUNCTION snowid_id_above(id bigint, node integer)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'snowid_id_above'

@@ -10,7 +10,9 @@
  * against the rules a start applies (guc.c, snowid_validate_layout): the
  * layout the next start would read must pass.  So must the continuation
  * rule (continuation.c) for a start under a changed layout, applied to the
- * IDs this server has issued so far (highwater.c).
+ * IDs this server has issued so far (highwater.c).  A change that passes
+ * but maps times onto other IDs warns about the tables whose partition
+ * bounds it moves (partition_guard.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -25,6 +27,7 @@
 #include "layout.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "partition_guard.h"
 #include "state.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
@@ -274,6 +277,9 @@ snowid_check_alter_system(AlterSystemStmt *stmt)
 						   tick_ms, node_id, ERROR, true);
 	snowid_check_continuation(&layout, node_id);
 	error_context_stack = callback.previous;
+	if (snowid_gucs_defined)
+		snowid_warn_partition_bounds(&snowid_active_layout, snowid_node_id,
+									 &layout, node_id);
 
 done:
 	FreeConfigVariables(conf_head);

@@ -178,4 +178,18 @@ snowid_conditional_lock_tuple(Relation rel, ItemPointer tid, LOCKMODE mode)
 #endif
 }
 
+/*
+ * Whether an interval is finite: 17 added the infinite intervals
+ * ('infinity', '-infinity'); before, every interval is.
+ */
+static inline bool
+snowid_interval_is_finite(const Interval *span)
+{
+#if PG_VERSION_NUM >= 170000
+	return !INTERVAL_NOT_FINITE(span);
+#else
+	return true;
+#endif
+}
+
 #endif							/* SNOWID_COMPAT_H */

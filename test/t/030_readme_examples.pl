@@ -23,6 +23,8 @@
 #                                        node lease
 #   <!-- readme-examples: citus -->      on a Citus cluster, in
 #                                        test/t/071_citus_readme.pl
+#   <!-- readme-examples: partman -->    where pg_partman 4 is installed, in
+#                                        test/t/075_partitioning.pl
 #   <!-- readme-examples: skip -->       nowhere (say, a block that shows an
 #                                        error on purpose)
 #
@@ -58,13 +60,13 @@ for my $i (0 .. $#lines)
 		{
 			$marker = $1;
 			die "README.md line " . ($i + 1) . ": unknown readme-examples marker '$marker'"
-			  unless $marker =~ /^(?:skip|citus|registry|member)$/;
+			  unless $marker =~ /^(?:skip|citus|partman|registry|member)$/;
 		}
 		elsif ($line =~ /^```\s*(\S*)/)
 		{
 			$where = $marker // 'demo';
 			($in, $runs, $start, @body) =
-			  (1, lc($1) eq 'sql' && $where !~ /^(?:skip|citus)$/, $i + 1);
+			  (1, lc($1) eq 'sql' && $where !~ /^(?:skip|citus|partman)$/, $i + 1);
 			$marker = undef;
 		}
 		elsif ($line =~ /\S/)
