@@ -1,12 +1,17 @@
 # A role that is not a superuser cannot make other callers wait or fail by
 # running its batches ahead of the clock: two of its sessions take maximal
-# batches in a loop (snowid.max_batch IDs, 1,000,000 before that existed)
-# while a third session times single snowid_next() calls.
+# batches (snowid.max_batch IDs) in a loop while a third session times
+# single snowid_next() calls.  (Run on a build without the bound, the same
+# loop of 65,536-ID batches makes single calls fail: it keeps the stream at
+# the edge of max_lead.  Loops of the 1,000,000-ID batches allowed then hurt
+# less: each leaves the rest of its last tick to the next callers.)
 #
 # snowid.max_wait = 0, so a caller that would have to wait for the clock
 # fails at once: any wait the loop forced on the timed session shows as an
-# error.  Alone, that session never runs ahead of the clock (it draws far
-# fewer than the 4,096 IDs per ms the layout holds).  Without the bound the
+# error.  snowid.sequence_bits = 11: ticks of 2,048 IDs, so that on any
+# machine the two looping sessions draw IDs faster than the clock makes
+# them (each about 7,000 per ms here), while the timed session alone never
+# runs ahead of the clock (about 300 per ms here).  Without the bound the
 # loop keeps the stream at the full snowid.max_lead, and the next single call
 # lands a tick beyond it and fails; with it, batches of such a role lead by
 # at most half of max_lead and single calls keep the other half.
@@ -25,7 +30,7 @@ my $secs = 4;
 my $margin_ms = 250;	# scheduling on a busy machine, not waiting
 
 my $node = snowid_node('batch_bound', 1,
-	"snowid.max_lead = '1s'\nsnowid.max_wait = 0\n");
+	"snowid.sequence_bits = 11\nsnowid.max_lead = '1s'\nsnowid.max_wait = 0\n");
 $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION snowid;
@@ -35,7 +40,7 @@ $node->safe_psql('postgres', q{
 	CREATE FUNCTION hostile_loop(secs float8, OUT taken int, OUT refused int)
 	LANGUAGE plpgsql AS $$
 	DECLARE
-		n int := coalesce(current_setting('snowid.max_batch', true)::int, 1000000);
+		n int := coalesce(current_setting('snowid.max_batch', true)::int, 65536);
 		t_end timestamptz := clock_timestamp() + secs * interval '1 s';
 	BEGIN
 		taken := 0; refused := 0;
