@@ -24,7 +24,11 @@
  *	 - it lies beyond the layout's last tick: the caller fails.
  *
  * Batches (snowid_next_batch) claim n positions with compare-and-swap as
- * before: snowid_reserve checks first and claims only what passes.
+ * before: snowid_reserve checks first and claims only what passes.  The
+ * lead a batch may take is a parameter: a role that is not a superuser
+ * gets half of max_lead, so that no loop of its batches can take the rest,
+ * which single calls keep (their claims are never refused, only waited
+ * for), and at most snowid.max_batch IDs per call (snowid_check_batch).
  *
  * Why this is sound.  (1) next_position only grows: fetch-add adds at least
  * one, and every compare-and-swap (jump, batch, the registry's floor,
@@ -100,6 +104,7 @@
 #include "highwater.h"
 #include "layout.h"
 #include "lease.h"
+#include "miscadmin.h"
 #include "state.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
@@ -107,13 +112,11 @@
 PG_FUNCTION_INFO_V1(snowid_next);
 PG_FUNCTION_INFO_V1(snowid_next_batch);
 
-#define SNOWID_MAX_BATCH 1000000
-
 /* A step back of the clock smaller than this is not counted. */
 #define SNOWID_REGRESSION_THRESHOLD_US 10000
 
 static uint64 snowid_reserve(SnowidShared *shared, const SnowidLayout *layout,
-							 uint32 n);
+							 uint32 n, int64 max_lead_us);
 static inline uint64 snowid_take(SnowidShared *shared,
 								 const SnowidLayout *layout);
 
@@ -143,19 +146,20 @@ snowid_require_gate(SnowidShared *shared, const SnowidLayout *layout)
 
 /*
  * Claim n positions under an open gate, and return the first and the
- * node: one by snowid_take(), more by snowid_reserve().  If the gate
- * changed while claiming (the lease ended, the node moved, a floor was
- * raised), the positions are dropped (a gap) and the claim starts over.
+ * node: one by snowid_take(), more by snowid_reserve() within
+ * batch_lead_us of the clock.  If the gate changed while claiming (the
+ * lease ended, the node moved, a floor was raised), the positions are
+ * dropped (a gap) and the claim starts over.
  */
 static inline uint64
 snowid_reserve_gated(SnowidShared *shared, const SnowidLayout *layout,
-					 uint32 n, int32 *node)
+					 uint32 n, int64 batch_lead_us, int32 *node)
 {
 	for (;;)
 	{
 		uint64		gate = snowid_require_gate(shared, layout);
 		uint64		position = n == 1 ? snowid_take(shared, layout) :
-			snowid_reserve(shared, layout, n);
+			snowid_reserve(shared, layout, n, batch_lead_us);
 
 		if (likely(pg_atomic_read_u64(&shared->gate) == gate))
 		{
@@ -165,10 +169,14 @@ snowid_reserve_gated(SnowidShared *shared, const SnowidLayout *layout,
 	}
 }
 
-/* Fail because the next position lies too far ahead of the wall clock. */
+/*
+ * Fail because the next position lies too far ahead of the wall clock;
+ * max_lead_us is the lead the caller was allowed.
+ */
 static void
 snowid_clock_behind(SnowidShared *shared, const SnowidLayout *layout,
-					int64 tick, TimestampTz now, int64 lead_us)
+					int64 tick, TimestampTz now, int64 lead_us,
+					int64 max_lead_us)
 {
 	TimestampTz tick_start;
 	char	   *tick_text;
@@ -180,9 +188,13 @@ snowid_clock_behind(SnowidShared *shared, const SnowidLayout *layout,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("system clock is %.3f ms behind the IDs snowid has issued",
 					(double) lead_us / 1000.0),
+			 max_lead_us == (int64) snowid_max_lead_ms * 1000 ?
 			 errdetail("The next ID belongs to the tick starting at %s and the clock reads %s; snowid.max_lead allows %d ms of lead and snowid.max_wait %d ms of waiting.",
 					   tick_text, timestamptz_to_str(now),
-					   snowid_max_lead_ms, snowid_max_wait_ms),
+					   snowid_max_lead_ms, snowid_max_wait_ms) :
+			 errdetail("The batch's last ID belongs to the tick starting at %s and the clock reads %s; a batch of a role that is not a superuser may lead by half of snowid.max_lead (%.3f ms), and snowid.max_wait allows %d ms of waiting.",
+					   tick_text, timestamptz_to_str(now),
+					   (double) max_lead_us / 1000.0, snowid_max_wait_ms),
 			 errhint("Wait for the clock to catch up or correct it; raising snowid.max_wait lets callers wait longer instead of failing.")));
 }
 
@@ -449,7 +461,8 @@ snowid_take_slow(SnowidShared *shared, const SnowidLayout *layout,
 					wait_start = snowid_clock_monotonic_us();
 				if (lead_us - max_lead_us >
 					max_wait_us - (snowid_clock_monotonic_us() - wait_start))
-					snowid_clock_behind(shared, layout, tick, now, lead_us);
+					snowid_clock_behind(shared, layout, tick, now, lead_us,
+										max_lead_us);
 				snowid_clock_sleep(lead_us - max_lead_us);
 				continue;
 			}
@@ -585,7 +598,7 @@ snowid_after_claim(SnowidShared *shared, const SnowidLayout *layout,
  */
 static inline bool
 snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
-					 uint32 n, uint64 *result)
+					 uint32 n, int64 max_lead_us, uint64 *result)
 {
 	static int64 margin_us = -1;
 	static int64 margin_ticks;
@@ -613,7 +626,7 @@ snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
 	 * (normally no later than now; after a backward clock step this only
 	 * sends the caller to the exact path).
 	 */
-	if (margin_us == 0 || (int64) snowid_max_lead_ms * 1000 < margin_us ||
+	if (margin_us == 0 || max_lead_us < margin_us ||
 		(cached_tick >= 0 && (int64) (old >> shift) - cached_tick < margin_ticks))
 		return false;
 	coarse = snowid_clock_now_coarse();
@@ -630,7 +643,7 @@ snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
 		last_start = old_start;
 		if ((last_tick != old_tick &&
 			 !snowid_tick_start(layout, last_tick, &last_start)) ||
-			last_start - coarse > (int64) snowid_max_lead_ms * 1000)
+			last_start - coarse > max_lead_us)
 			return false;
 		reserved = pg_atomic_read_u64(&shared->reserved_position);
 		if (last >= reserved)
@@ -660,15 +673,16 @@ snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
 }
 
 /*
- * Claim n consecutive positions and return the first.  Only the
- * compare-and-swap publishes anything; every check happens before it.
+ * Claim n consecutive positions, none more than max_lead_us ahead of the
+ * clock, and return the first.  Only the compare-and-swap publishes
+ * anything; every check happens before it.
  */
 static uint64
-snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
+snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n,
+			   int64 max_lead_us)
 {
 	const int	shift = layout->sequence_bits;
 	const uint64 end = snowid_position_end(layout);
-	const int64 max_lead_us = (int64) snowid_max_lead_ms * 1000;
 	const int64 max_wait_us = (int64) snowid_max_wait_ms * 1000;
 	uint64		old;
 	int64		wait_start = 0;
@@ -682,7 +696,7 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 	int64		last_tick;
 	int64		lower;
 
-	if (snowid_reserve_ahead(shared, layout, n, &first))
+	if (snowid_reserve_ahead(shared, layout, n, max_lead_us, &first))
 		return first;
 
 	old = pg_atomic_read_u64(&shared->next_position);
@@ -758,7 +772,8 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 		}
 		if (lead_us - max_lead_us >
 			max_wait_us - (snowid_clock_monotonic_us() - wait_start))
-			snowid_clock_behind(shared, layout, last_tick, now, lead_us);
+			snowid_clock_behind(shared, layout, last_tick, now, lead_us,
+								max_lead_us);
 		snowid_clock_sleep(lead_us - max_lead_us);
 		old = pg_atomic_read_u64(&shared->next_position);
 	}
@@ -784,13 +799,15 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n)
 
 /*
  * Refuse a batch that could never be served: more positions than the ticks
- * within max_lead + max_wait of the current one hold.
+ * within max_lead_us + max_wait of the current one hold; and, for a role
+ * that is not a superuser (bounded), more than snowid.max_batch IDs.
  */
 static void
-snowid_check_batch(const SnowidLayout *layout, int32 n)
+snowid_check_batch(const SnowidLayout *layout, int32 n, bool bounded,
+				   int64 max_lead_us)
 {
-	int64		reachable_ticks = ((int64) snowid_max_lead_ms +
-								   snowid_max_wait_ms) * 1000 /
+	int64		reachable_ticks = (max_lead_us +
+								   (int64) snowid_max_wait_ms * 1000) /
 		layout->tick_us + 1;
 	int64		reachable = reachable_ticks << layout->sequence_bits;
 
@@ -799,10 +816,24 @@ snowid_check_batch(const SnowidLayout *layout, int32 n)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowid batch size must be between 1 and %d", SNOWID_MAX_BATCH),
 				 errdetail("The requested size was %d.", n)));
+	if (bounded && n > snowid_max_batch)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("snowid batch of %d IDs exceeds snowid.max_batch (%d)",
+						n, snowid_max_batch),
+				 errdetail("snowid.max_batch bounds how far one call by a role that is not a superuser can move this server's IDs ahead of the clock, and so how long it can make other callers wait."),
+				 errhint("Ask for at most %d IDs per call, or have a superuser raise snowid.max_batch for this role with ALTER ROLE ... SET snowid.max_batch.",
+						 snowid_max_batch)));
 	if (n > reachable)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowid batch of %d IDs is larger than the layout can issue in time", n),
+				 bounded ?
+				 errdetail("With %d ms ticks of " INT64_FORMAT " IDs, half of snowid.max_lead (the lead of a batch of a role that is not a superuser, %.3f ms) and snowid.max_wait = %d ms allow at most " INT64_FORMAT " IDs at once.",
+						   (int) (layout->tick_us / 1000),
+						   (int64) 1 << layout->sequence_bits,
+						   (double) max_lead_us / 1000.0, snowid_max_wait_ms,
+						   reachable) :
 				 errdetail("With %d ms ticks of " INT64_FORMAT " IDs, snowid.max_lead = %d ms and snowid.max_wait = %d ms allow at most " INT64_FORMAT " IDs at once.",
 						   (int) (layout->tick_us / 1000),
 						   (int64) 1 << layout->sequence_bits,
@@ -816,7 +847,7 @@ snowid_next_id(void)
 	SnowidShared *shared = snowid_require_shared();
 	const SnowidLayout *layout = &snowid_active_layout;
 	int32		node;
-	uint64		position = snowid_reserve_gated(shared, layout, 1, &node);
+	uint64		position = snowid_reserve_gated(shared, layout, 1, 0, &node);
 
 	return snowid_id_from_position(layout, position, node);
 }
@@ -844,10 +875,15 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 		SnowidShared *shared = snowid_require_shared();
 		const SnowidLayout *layout = &snowid_active_layout;
 		int32		n = PG_GETARG_INT32(0);
+		bool		bounded = !superuser();
+		int64		max_lead_us = (int64) snowid_max_lead_ms * 1000;
 		MemoryContext oldcontext;
 
+		/* the other half of the lead stays for single calls */
+		if (bounded)
+			max_lead_us /= 2;
 		(void) snowid_require_gate(shared, layout);
-		snowid_check_batch(layout, n);
+		snowid_check_batch(layout, n, bounded, max_lead_us);
 
 		funcctx = SRF_FIRSTCALL_INIT();
 		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
@@ -855,7 +891,7 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(oldcontext);
 
 		batch->next = snowid_reserve_gated(shared, layout, (uint32) n,
-										   &batch->node);
+										   max_lead_us, &batch->node);
 		funcctx->max_calls = n;
 		funcctx->user_fctx = batch;
 	}

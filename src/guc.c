@@ -12,6 +12,9 @@
  * them is checked against the same rules (alter_system.c).
  *
  * max_lead and max_wait are PGC_SIGHUP: plain ints read by the generator.
+ * max_batch (PGC_SUSET) bounds the IDs of one snowid_next_batch() call by a
+ * role that is not a superuser; a superuser may raise it for a role (ALTER
+ * ROLE ... SET), the role itself cannot.
  *
  * ticket_slots (PGC_POSTMASTER) sizes the shared table of ticket slots;
  * ticket_prefetch (PGC_SIGHUP) is the percentage of a block after which the
@@ -62,6 +65,7 @@
 int			snowid_node_id = -1;
 int			snowid_max_lead_ms = 1000;
 int			snowid_max_wait_ms = 1000;
+int			snowid_max_batch = SNOWID_DEFAULT_MAX_BATCH;
 bool		snowid_gucs_defined = false;
 SnowidLayout snowid_active_layout;
 char	   *snowid_registry_conninfo = NULL;	/* as written: the hook's extra */
@@ -518,6 +522,13 @@ snowid_guc_init(void)
 							&snowid_max_wait_ms,
 							1000, 0, SNOWID_MAX_TIME_MS,
 							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.max_batch",
+							"Most IDs one snowid_next_batch() call may take, for roles that are not superusers.",
+							"Bounds how far one call can move the IDs ahead of the clock; such a role's batches also lead by at most half of snowid.max_lead.  Superusers are not bound by it and may set it for a role with ALTER ROLE.",
+							&snowid_max_batch,
+							SNOWID_DEFAULT_MAX_BATCH, 1, SNOWID_MAX_BATCH,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("snowid.ticket_slots",

@@ -19,6 +19,7 @@
 extern int	snowid_node_id;		/* -1 while unset */
 extern int	snowid_max_lead_ms;
 extern int	snowid_max_wait_ms;
+extern int	snowid_max_batch;	/* per call, roles that are not superusers */
 extern bool snowid_gucs_defined;	/* loaded by shared_preload_libraries */
 extern SnowidLayout snowid_active_layout;	/* valid when snowid_gucs_defined */
 
@@ -40,6 +41,8 @@ extern int	snowid_lease_s;
 #define SNOWID_MIN_ID_BITS 32
 #define SNOWID_MAX_TICK_MS 86400000 /* one day */
 #define SNOWID_MAX_TIME_MS 3600000	/* one hour, for max_lead and max_wait */
+#define SNOWID_MAX_BATCH 1000000	/* IDs per snowid_next_batch() call */
+#define SNOWID_DEFAULT_MAX_BATCH 65536	/* 16 ticks of the default layout */
 
 extern void snowid_guc_init(void);
 extern bool snowid_parse_epoch(const char *text, TimestampTz *result,

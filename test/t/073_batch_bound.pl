@@ -1,0 +1,128 @@
+# A role that is not a superuser cannot make other callers wait or fail by
+# running its batches ahead of the clock: two of its sessions take maximal
+# batches (snowid.max_batch IDs) in a loop while a third session times
+# single snowid_next() calls.  (Run on a build without the bound, the same
+# loop of 65,536-ID batches makes single calls fail: it keeps the stream at
+# the edge of max_lead.  Loops of the 1,000,000-ID batches allowed then hurt
+# less: each leaves the rest of its last tick to the next callers.)
+#
+# snowid.max_wait = 0, so a caller that would have to wait for the clock
+# fails at once: any wait the loop forced on the timed session shows as an
+# error.  snowid.sequence_bits = 11: ticks of 2,048 IDs, so that on any
+# machine the two looping sessions draw IDs faster than the clock makes
+# them (each about 7,000 per ms here), while the timed session alone never
+# runs ahead of the clock (about 300 per ms here).  Without the bound the
+# loop keeps the stream at the full snowid.max_lead, and the next single call
+# lands a tick beyond it and fails; with it, batches of such a role lead by
+# at most half of max_lead and single calls keep the other half.
+use strict;
+use warnings;
+use IPC::Run;
+use Time::HiRes qw(usleep);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
+
+my $secs = 4;
+my $margin_ms = 250;	# scheduling on a busy machine, not waiting
+
+my $node = snowid_node('batch_bound', 1,
+	"snowid.sequence_bits = 11\nsnowid.max_lead = '1s'\nsnowid.max_wait = 0\n");
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION snowid;
+	CREATE ROLE hostile LOGIN;
+	CREATE ROLE app LOGIN;
+	-- Maximal batches for $1 seconds; returns batches taken, batches refused.
+	CREATE FUNCTION hostile_loop(secs float8, OUT taken int, OUT refused int)
+	LANGUAGE plpgsql AS $$
+	DECLARE
+		n int := coalesce(current_setting('snowid.max_batch', true)::int, 65536);
+		t_end timestamptz := clock_timestamp() + secs * interval '1 s';
+	BEGIN
+		taken := 0; refused := 0;
+		WHILE clock_timestamp() < t_end LOOP
+			BEGIN
+				PERFORM count(*) FROM snowid_next_batch(n);
+				taken := taken + 1;
+			EXCEPTION WHEN others THEN
+				refused := refused + 1;
+			END;
+		END LOOP;
+	END $$;
+	-- Single calls for $1 seconds, each timed: calls, errors, the first
+	-- error, the longest call (ms), the largest lead seen (ms).
+	CREATE FUNCTION timed_loop(secs float8, OUT calls int, OUT errors int,
+		OUT first_error text, OUT max_ms float8, OUT max_lead_ms float8)
+	LANGUAGE plpgsql AS $$
+	DECLARE
+		t_end timestamptz := clock_timestamp() + secs * interval '1 s';
+		t0 timestamptz;
+		id bigint;
+	BEGIN
+		calls := 0; errors := 0; max_ms := 0; max_lead_ms := 0;
+		WHILE clock_timestamp() < t_end LOOP
+			t0 := clock_timestamp();
+			BEGIN
+				id := snowid_next();
+				max_lead_ms := greatest(max_lead_ms, 1000 *
+					extract(epoch FROM snowid_timestamp(id) - clock_timestamp()));
+			EXCEPTION WHEN others THEN
+				errors := errors + 1;
+				first_error := coalesce(first_error, SQLSTATE || ': ' || SQLERRM);
+			END;
+			max_ms := greatest(max_ms,
+				1000 * extract(epoch FROM clock_timestamp() - t0));
+			calls := calls + 1;
+		END LOOP;
+	END $$;
+});
+
+my @hostile;
+for my $i (1 .. 2)
+{
+	my %h = (out => '', err => '');
+	$h{handle} = IPC::Run::start(
+		[
+			'psql', '-XAtq', '-d', $node->connstr('postgres') . ' user=hostile',
+			'-c', "SELECT taken, refused FROM hostile_loop($secs)"
+		],
+		'>', \$h{out}, '2>', \$h{err},
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	push @hostile, \%h;
+}
+
+# Let the loop run the stream ahead, then time single calls meanwhile.
+usleep(500_000);
+my ($calls, $errors, $first_error, $max_ms, $max_lead_ms) = split /\|/,
+  $node->safe_psql('postgres',
+	'SELECT calls, errors, first_error, round(max_ms::numeric, 1), round(max_lead_ms::numeric) FROM timed_loop('
+	  . ($secs - 1) . ')',
+	extra_params => [ '-U', 'app' ]);
+
+my ($taken, $refused) = (0, 0);
+for my $h (@hostile)
+{
+	$h->{handle}->finish;
+	is($h->{err}, '', 'the hostile session ran to its end');
+	my ($t, $r) = split /\|/, $h->{out};
+	$taken += $t // 0;
+	$refused += $r // 0;
+}
+note "hostile batches: $taken taken, $refused refused; timed calls: $calls, "
+  . "longest $max_ms ms, largest lead $max_lead_ms ms";
+
+cmp_ok($taken, '>', 10, 'the hostile role took batches throughout');
+cmp_ok($max_lead_ms, '>', 100,
+	'the loop did run the stream ahead of the clock (the test can see a wait)');
+cmp_ok($calls, '>', 1000, 'the timed session made many calls meanwhile');
+is($errors, '0',
+	'no single call failed (with max_wait = 0 any forced wait would be an error)'
+	  . ($first_error ? ": $first_error" : ''));
+cmp_ok($max_ms, '<=', $margin_ms,
+	"no single call took longer than max_wait (0) + $margin_ms ms of scheduling");
+
+done_testing();
