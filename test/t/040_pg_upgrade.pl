@@ -97,28 +97,9 @@ note "old cluster: ticket values up to $old_max{t_plain} (t_plain), $old_max{t_m
 my $old_served = $old->safe_psql('postgres',
 	'SELECT seqrelid::text, served FROM snowid_ticket ORDER BY 1');
 
-# This machine's PostgreSQL 15.20 stamps every column with an attribute
-# option pg_attver=<n> (its "attribute versions"), which its own pg_dump
-# leaves out but the pg_dump of the 17.11 and 18.6 builds here copies into
-# "ALTER TABLE ... ALTER COLUMN ... SET (pg_attver=...)", refused by the new
-# server: pg_upgrade then fails at "Restoring database schemas" for any
-# database with a table, snowid or not.  ALTER TABLE ... RESET cannot remove
-# it (the server stamps it again), so where the old server has it, take it
-# out of the catalog of the user's objects before the shutdown.  Nothing of
-# snowid is involved.
-my $attver = q{FROM pg_catalog.pg_attribute
- WHERE attrelid >= 16384 AND attoptions::text[] && ARRAY(
-   SELECT o FROM pg_catalog.unnest(attoptions) o WHERE o LIKE 'pg\_attver=%')};
-for my $db ('postgres', 'template1')
-{
-	my $stamped = $old->safe_psql($db, "SELECT count(*) $attver");
-	next if $stamped == 0;
-	note "removing the attribute option pg_attver of $stamped columns in database $db (old server's attribute versions, unknown to the new major)";
-	$old->safe_psql($db, qq{
-UPDATE pg_catalog.pg_attribute SET attoptions = NULLIF(ARRAY(
-   SELECT o FROM pg_catalog.unnest(attoptions) o WHERE o NOT LIKE 'pg\_attver=%'), '{}')
- WHERE (attrelid, attnum) IN (SELECT attrelid, attnum $attver)});
-}
+# The old server's attribute versions (15.20 here), which the new major's
+# pg_upgrade cannot restore: see SnowidTest.pm.
+drop_attver_options($old);
 $old->stop;    # clean: the file holds the bound just above the last ID
 
 # ---- pg_upgrade ----

@@ -10,7 +10,7 @@ use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(snowid_node take_setup_sql max_of min_of strictly_increasing set_policy
   write_clock_offset highwater_slots highwater_file highwater_fields reserved_until_us
-  wait_registry_state start_pgbench pgbench_processed);
+  wait_registry_state start_pgbench pgbench_processed drop_attver_options);
 
 # A new node, initialised but not started, that preloads snowid with the
 # given node ID (undef: none) and any extra postgresql.conf lines; the
@@ -213,6 +213,38 @@ sub pgbench_processed
 	return $run->{out} =~ /number of transactions actually processed: (\d+)/
 	  ? $1
 	  : undef;
+}
+
+# This machine's PostgreSQL 15.20 stamps every column with an attribute
+# option pg_attver=<n> (its "attribute versions"), which its own pg_dump
+# leaves out but the pg_dump of the 17.11 and 18.6 builds here copies into
+# "ALTER TABLE ... ALTER COLUMN ... SET (pg_attver=...)", refused by the new
+# server: pg_upgrade then fails at "Restoring database schemas" for any
+# database with a table, snowid or not.  ALTER TABLE ... RESET cannot remove
+# it (the server stamps it again), so where the old server $node has it,
+# take it out of the catalog of the user's objects in the databases named
+# (default: postgres and template1) before its shutdown.  Nothing of snowid
+# is involved.
+sub drop_attver_options
+{
+	my ($node, @dbs) = @_;
+	@dbs = ('postgres', 'template1') unless @dbs;
+	my $attver = q{FROM pg_catalog.pg_attribute
+ WHERE attrelid >= 16384 AND attoptions::text[] && ARRAY(
+   SELECT o FROM pg_catalog.unnest(attoptions) o WHERE o LIKE 'pg\_attver=%')};
+	for my $db (@dbs)
+	{
+		my $stamped = $node->safe_psql($db, "SELECT count(*) $attver");
+		next if $stamped == 0;
+		Test::More::note(
+			"removing the attribute option pg_attver of $stamped columns in database $db (old server's attribute versions, unknown to the new major)"
+		);
+		$node->safe_psql($db, qq{
+UPDATE pg_catalog.pg_attribute SET attoptions = NULLIF(ARRAY(
+   SELECT o FROM pg_catalog.unnest(attoptions) o WHERE o NOT LIKE 'pg\_attver=%'), '{}')
+ WHERE (attrelid, attnum) IN (SELECT attrelid, attnum $attver)});
+	}
+	return;
 }
 
 1;
