@@ -2,7 +2,7 @@
 -- Snowids as version 7 UUIDs: snowid_to_uuid, snowid_from_uuid and
 -- snowid_next_uuid under the default layout (41/10/12 bits, 1 ms ticks from
 -- 2025-01-01 00:00:00+00 = 1735689600000 ms = 0x01941f297c00 after 1970).
--- Other layouts: test/t/074_uuid_layouts.pl.
+-- Other layouts: test/t/019_uuid_layouts.pl.
 --
 SET timezone = 'UTC';
 

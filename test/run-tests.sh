@@ -33,10 +33,10 @@ base_path=$PATH
 
 ensure_packages make gcc libipc-run-perl libfaketime faketime postgresql-15 \
 	postgresql-server-dev-15 || { echo "could not install packages"; echo "0 passed, 1 failed"; exit 1; }
-# pg_partman 4.7 for the pg_partman recipe (TAP 075) on 15, where Debian
+# pg_partman 4.7 for the pg_partman recipe (TAP 080) on 15, where Debian
 # packages it; optional: without it that file skips and says why.
 ensure_packages postgresql-15-partman ||
-	echo "snowid: postgresql-15-partman could not be installed: TAP 075 (pg_partman) will skip"
+	echo "snowid: postgresql-15-partman could not be installed: TAP 080 (pg_partman) will skip"
 
 # The pg_config of a major: Debian's for 15, else a build from the cache.
 # Returns 3 if the major's source cannot be had here.

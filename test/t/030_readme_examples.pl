@@ -24,7 +24,7 @@
 #   <!-- readme-examples: citus -->      on a Citus cluster, in
 #                                        test/t/071_citus_readme.pl
 #   <!-- readme-examples: partman -->    where pg_partman 4 is installed, in
-#                                        test/t/075_partitioning.pl
+#                                        test/t/080_partman.pl
 #   <!-- readme-examples: skip -->       nowhere (say, a block that shows an
 #                                        error on purpose)
 #

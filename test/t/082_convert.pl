@@ -46,7 +46,7 @@ INSERT INTO slips (client) SELECT 0 FROM generate_series(1, 1000);
 # ---- conversion under concurrent inserts ----
 
 my $bench = start_pgbench(
-	$node, '072_insert', 4, 4, q{BEGIN;
+	$node, '082_insert', 4, 4, q{BEGIN;
 INSERT INTO orders (client) VALUES (:client_id + 1);
 INSERT INTO slips (client) VALUES (:client_id + 1);
 COMMIT;});

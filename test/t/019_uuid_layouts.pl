@@ -183,7 +183,7 @@ $node->pgbench(
 	[qr{processed: 1000/1000}],
 	[qr{^$}],
 	'pgbench: 4 clients insert rows with snowid_next_uuid() defaults',
-	{ '074_insert.sql' => "INSERT INTO t (client) SELECT :client_id FROM generate_series(1, 4);\n" });
+	{ '019_insert.sql' => "INSERT INTO t (client) SELECT :client_id FROM generate_series(1, 4);\n" });
 is( $node->safe_psql(
 		'postgres', q{
 SELECT count(*), count(DISTINCT id),
