@@ -358,6 +358,25 @@ if [ -n "${last_major:-}" ] && [ "$last_major" != 15 ] &&
 	summary+=("benchmark smoke of two builds on PostgreSQL $last_major")
 fi
 
+# A newcomer's path through the README (test/newcomer.sh): the quick start,
+# the install on Debian's PostgreSQL 15 as root, a table converted, a role
+# restricted.  Skipped, with the reason, where it cannot run (not root, no
+# Debian postgresql-common).
+echo "=================== a newcomer's path through the README (Debian's PostgreSQL 15, as root)"
+bash "$SNOWID_SRC/test/newcomer.sh" >/tmp/snowid-newcomer.log 2>&1
+grep -E '^(not )?ok - |^newcomer: ' /tmp/snowid-newcomer.log | sed 's/^/  /'
+if grep -q '^newcomer: skipped: ' /tmp/snowid-newcomer.log; then
+	summary+=("newcomer's path: $(sed -n 's/^newcomer: //p' /tmp/snowid-newcomer.log)")
+else
+	nc_ok=$(grep -c '^ok - ' /tmp/snowid-newcomer.log)
+	nc_bad=$(grep -c '^not ok - ' /tmp/snowid-newcomer.log)
+	grep -q '^newcomer: [0-9]* passed' /tmp/snowid-newcomer.log || nc_bad=$((nc_bad + 1))
+	[ "$nc_bad" -gt 0 ] && tail -20 /tmp/snowid-newcomer.log
+	passed=$((passed + nc_ok))
+	failed=$((failed + nc_bad))
+	summary+=("newcomer's path: $nc_ok passed, $nc_bad failed")
+fi
+
 echo "=================== summary"
 printf '%s\n' "${summary[@]}"
 echo "$passed passed, $failed failed"

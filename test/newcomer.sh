@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# A newcomer's path through the README, as root on Debian (issue 24): the
+# quick start's demo with SNOWID_DEMO_PORT/SNOWID_DEMO_DIR and the stop
+# command it prints; the README's install on the system's PostgreSQL 15
+# (make && make install, a conf.d file, pg_ctlcluster); a bigserial table
+# converted to snowid_next(); a role restricted as "Who may generate" says.
+#
+#   bash test/newcomer.sh      # as root; prints "ok - ..." / "not ok - ..."
+#                              # and ends with "newcomer: N passed, M failed"
+#
+# It uses a cluster of its own, 15/snowid_newcomer (the README's commands
+# name 15/main: the test runs them with that name changed), created with
+# pg_createcluster and dropped at the end, so that a machine's own cluster is
+# left alone.  Skipped, with the reason, where it cannot run: not root, or
+# no Debian postgresql-common.  test/run-tests.sh runs it after the suites.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+pass=0
+fail=0
+ok() { echo "ok - $*"; pass=$((pass + 1)); }
+not_ok() { echo "not ok - $*"; fail=$((fail + 1)); }
+check() { # check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+finish() {
+	echo "newcomer: $pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
+skip() {
+	echo "newcomer: skipped: $*"
+	exit 0
+}
+
+[ "$(id -u)" -eq 0 ] || skip "it runs as root (the README's install is a root's)"
+command -v pg_createcluster >/dev/null && command -v pg_ctlcluster >/dev/null ||
+	skip "no pg_createcluster/pg_ctlcluster (Debian's postgresql-common)"
+[ -x /usr/lib/postgresql/15/bin/postgres ] || skip "Debian's postgresql-15 is not installed"
+
+readme=$SNOWID_SRC/README.md
+cluster=snowid_newcomer
+port=${SNOWID_NEWCOMER_PORT:-55478}
+demo_dir=/tmp/snowid-newcomer-demo
+demo_port=${SNOWID_NEWCOMER_DEMO_PORT:-55477}
+
+# ---- the README says what this test does ----
+for phrase in 'bash test/demo.sh' 'SNOWID_DEMO_PORT' 'SNOWID_DEMO_DIR' \
+	'make && make install' '/etc/postgresql/15/main/conf.d/snowid.conf' \
+	'pg_ctlcluster 15 main restart' "shared_preload_libraries = 'snowid'" \
+	'snowid_convert_column(' 'REVOKE EXECUTE ON FUNCTION snowid_next()'; do
+	check "the README says: $phrase" grep -qF "$phrase" "$readme"
+done
+
+# ---- quick start: the demo somewhere else, stopped as it says ----
+rm -rf "$demo_dir"
+out=$(SNOWID_DEMO_DIR=$demo_dir SNOWID_DEMO_PORT=$demo_port bash "$SNOWID_SRC/test/demo.sh" 2>&1)
+rc=$?
+check "the demo starts on port $demo_port in $demo_dir" \
+	test $rc -eq 0 -a -f "$demo_dir/data/postmaster.pid"
+check "the demo shows decoded IDs" grep -q 'three orders, their IDs decoded' <<<"$out"
+stop_cmd=$(sed -n 's/^Stop and remove it with: *//p' <<<"$out")
+check "the demo prints its stop command" test -n "$stop_cmd"
+check "the stop command names the demo's directory" grep -qF "$demo_dir" <<<"$stop_cmd"
+(cd / && env -u SNOWID_DEMO_DIR -u SNOWID_DEMO_PORT bash -c "$stop_cmd") >/dev/null 2>&1
+check "the printed stop command stops the server and removes its files" test ! -e "$demo_dir"
+check "no server is left in $demo_dir" bash -c "! pgrep -u postgres -f -- '$demo_dir/data' >/dev/null"
+
+# ---- install on the system's server, as the README's Install says ----
+build=$(mktemp -d /tmp/snowid-newcomer.XXXXXX)
+tar -C "$SNOWID_SRC" --exclude=.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' -cf - . |
+	tar -C "$build" -xf -
+check "make && make install (as root, Debian's pg_config)" \
+	bash -c "cd '$build' && { make && make install; } >'$build/make.log' 2>&1"
+
+pg_dropcluster --stop 15 "$cluster" >/dev/null 2>&1
+rm -rf "/etc/postgresql/15/$cluster"
+check "a cluster of its own (pg_createcluster 15 $cluster)" \
+	bash -c "pg_createcluster 15 $cluster -p $port >/dev/null 2>&1"
+conf=/etc/postgresql/15/$cluster/conf.d/snowid.conf
+cat >"$conf" <<'CONF'
+shared_preload_libraries = 'snowid'
+snowid.node_id = 1          # unique per server, 0 .. 1023 with the default layout
+CONF
+check "pg_ctlcluster 15 $cluster restart starts it with snowid preloaded" \
+	bash -c "pg_ctlcluster 15 $cluster restart >/dev/null 2>&1 || pg_ctlcluster 15 $cluster start"
+
+q() { runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -p "$port" -d postgres "$@"; }
+
+check "CREATE EXTENSION snowid" q -c 'CREATE EXTENSION snowid'
+check "snowid_next() gives an ID of node 1" \
+	test "$(q -c 'SELECT snowid_node(snowid_next())' 2>&1)" = 1
+
+# ---- a bigserial table converted ----
+q -c "CREATE TABLE shop_orders (id bigserial PRIMARY KEY, item text);
+      CREATE TABLE shop_lines (order_id bigint REFERENCES shop_orders, qty int);
+      INSERT INTO shop_orders (item) SELECT 'old ' || g FROM generate_series(1, 100) g;
+      INSERT INTO shop_lines SELECT id, 1 FROM shop_orders;" >/dev/null 2>&1
+check "snowid_convert_column on the bigserial column" \
+	test "$(q -c "SELECT snowid_convert_column('shop_orders', 'id')" 2>/dev/null)" = 'public.snowid_next()'
+check "new rows take IDs of node 1 above the old keys, foreign keys still hold" \
+	test "$(q -c "INSERT INTO shop_orders (item) VALUES ('new') RETURNING snowid_node(id), id > 100" 2>&1)" = '1|t'
+check "the old rows kept their keys" \
+	test "$(q -c "SELECT count(*), max(id) FROM shop_orders WHERE item LIKE 'old %'")" = '100|100'
+
+# ---- a role restricted ----
+q -c "REVOKE EXECUTE ON FUNCTION snowid_next(), snowid_next_batch(integer),
+          snowid_ticket_next(regclass), snowid_ticket_next(text) FROM PUBLIC;
+      CREATE ROLE newcomer_writer LOGIN; CREATE ROLE newcomer_other LOGIN;
+      GRANT EXECUTE ON FUNCTION snowid_next() TO newcomer_writer;
+      GRANT INSERT, SELECT ON shop_orders TO newcomer_writer, newcomer_other;" >/dev/null 2>&1
+state=$(q -c "SET ROLE newcomer_other;
+      DO \$\$ BEGIN INSERT INTO shop_orders (item) VALUES ('x');
+      EXCEPTION WHEN OTHERS THEN RAISE NOTICE 'sqlstate %', SQLSTATE; END \$\$;" 2>&1)
+check "a role without the grant gets 42501 from an insert through the default" \
+	grep -q 'sqlstate 42501' <<<"$state"
+check "the granted role inserts" \
+	test "$(q -c "SET ROLE newcomer_writer; INSERT INTO shop_orders (item) VALUES ('ok') RETURNING snowid_node(id)" 2>&1)" = 1
+
+# pg_dropcluster leaves conf.d behind when it holds a file it did not make.
+pg_dropcluster --stop 15 "$cluster" >/dev/null 2>&1
+rm -f "$conf"
+rmdir "/etc/postgresql/15/$cluster/conf.d" "/etc/postgresql/15/$cluster" 2>/dev/null
+check "the cluster is dropped again" bash -c "! pg_lsclusters -h | grep -q ' $cluster '"
+rm -rf "$build"
+finish
