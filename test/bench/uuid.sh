@@ -16,7 +16,7 @@
 #
 # Writes test/bench/results/uuid.md.
 #
-#   bash test/bench/uuid.sh            # full run (about 15 minutes)
+#   bash test/bench/uuid.sh            # full run (about 20 minutes)
 #   bash test/bench/uuid.sh --smoke    # tiny run that only proves it works
 #
 # ROUNDS (rounds of every part), SECS (seconds of every pgbench run) and
@@ -47,9 +47,9 @@ mkdir -p "$out"
 # transactions (-t, per client) in a smoke run, which only proves the
 # script works.
 if [ $mode = full ]; then
-	BULK_ROUNDS=${ROUNDS:-11}; BULK_N=2000000; CALL_ROUNDS=${ROUNDS:-9}
+	BULK_ROUNDS=${ROUNDS:-11}; BULK_N=2000000; CALL_ROUNDS=${ROUNDS:-7}
 	CALL_RUN="-T ${SECS:-2}"; SIZE_N=${SIZE_N:-1000000}; INSERT_ROUNDS=${ROUNDS:-5}
-	INSERT_RUN="-T ${SECS:-5}"; INSERT_ROWS=100; ORDER_RUN="-T ${SECS:-5}"; ORDER_CLIENTS=4
+	INSERT_RUN="-T ${SECS:-3}"; INSERT_ROWS=100; ORDER_RUN="-T ${SECS:-5}"; ORDER_CLIENTS=4
 else
 	BULK_ROUNDS=2; BULK_N=20000; CALL_ROUNDS=1; CALL_RUN="-t 50"
 	SIZE_N=20000; INSERT_ROUNDS=1; INSERT_RUN="-t 5"; INSERT_ROWS=10
@@ -139,40 +139,58 @@ pgb() {
 	rm -f "$f"
 }
 
+# This machine's speed flips within seconds (../shared/TESTING.md):
+# every candidate runs in a pair of adjacent runs with its reference (the
+# floor; bigserial for inserts), which of the two first alternating, and
+# each ratio is taken within its pair.
+# whether the reference runs first in pair i of round r: every other pair
+ref_first() { [ $((($1 + $2) % 2)) -eq 0 ]; }
+
 echo "== 1. bulk: SELECT count(<fn>) FROM generate_series(1, $BULK_N), $BULK_ROUNDS rounds"
 for r in $(seq "$BULK_ROUNDS"); do
-	declare -A round_ms=()
-	# the floor first in every round, the candidates after it
-	round_ms[floor]=$(time_ms "count(1) FROM generate_series(1, $BULK_N)")
+	declare -A norm=()
 	mapfile -t round_cands < <(order_of "$r")
+	i=0
 	for c in "${round_cands[@]}"; do
 		n=$(name_of "$c")
-		round_ms[$n]=$(time_ms "count($(expr_of "$c")) FROM generate_series(1, $BULK_N)")
+		fstmt="count(1) FROM generate_series(1, $BULK_N)"
+		cstmt="count($(expr_of "$c")) FROM generate_series(1, $BULK_N)"
+		if ref_first "$r" "$i"; then
+			f=$(time_ms "$fstmt"); m=$(time_ms "$cstmt")
+		else
+			m=$(time_ms "$cstmt"); f=$(time_ms "$fstmt")
+		fi
+		i=$((i + 1))
+		add "bulk:floor" "$f"
+		add "bulk:$n" "$m"
+		add "bulk_ns:$n" "$(awk -v m="$m" -v f="$f" -v N="$BULK_N" 'BEGIN { printf "%.2f", (m - f) * 1e6 / N }')"
+		norm[$n]=$(ratio "$m" "$f")
 	done
+	# × nextval(): the two candidates' times, each over the floor beside it
 	for c in "${cands[@]}"; do
 		n=$(name_of "$c")
-		add "bulk:$n" "${round_ms[$n]}"
-		add "bulk_ns:$n" "$(awk -v m="${round_ms[$n]}" -v f="${round_ms[floor]}" -v N="$BULK_N" 'BEGIN { printf "%.2f", (m - f) * 1e6 / N }')"
-		add "bulk_xnv:$n" "$(ratio "${round_ms[nextval]}" "${round_ms[$n]}")"
+		add "bulk_xnv:$n" "$(ratio "${norm[nextval]}" "${norm[$n]}")"
 	done
-	add "bulk:floor" "${round_ms[floor]}"
 done
 
 echo "== 2. per call: pgbench SELECT <fn>, 1 and 4 clients, $CALL_ROUNDS rounds"
 for r in $(seq "$CALL_ROUNDS"); do
 	for clients in 1 4; do
-		declare -A round_tps=()
-		round_tps[floor]=$(pgb "$clients" "$CALL_RUN" "SELECT 1;")
 		mapfile -t round_cands < <(order_of "$r")
+		i=0
 		for c in "${round_cands[@]}"; do
 			n=$(name_of "$c")
-			round_tps[$n]=$(pgb "$clients" "$CALL_RUN" "SELECT $(expr_of "$c");")
-		done
-		add "call$clients:floor" "${round_tps[floor]}"
-		for c in "${cands[@]}"; do
-			n=$(name_of "$c")
-			add "call$clients:$n" "${round_tps[$n]}"
-			add "call_ratio$clients:$n" "$(ratio "${round_tps[$n]}" "${round_tps[floor]}")"
+			if ref_first "$r" "$i"; then
+				f=$(pgb "$clients" "$CALL_RUN" "SELECT 1;")
+				t=$(pgb "$clients" "$CALL_RUN" "SELECT $(expr_of "$c");")
+			else
+				t=$(pgb "$clients" "$CALL_RUN" "SELECT $(expr_of "$c");")
+				f=$(pgb "$clients" "$CALL_RUN" "SELECT 1;")
+			fi
+			i=$((i + 1))
+			add "call$clients:floor" "$f"
+			add "call$clients:$n" "$t"
+			add "call_ratio$clients:$n" "$(ratio "$t" "$f")"
 		done
 	done
 done
@@ -195,24 +213,33 @@ done
 
 # INSERT_ROWS rows per transaction: the work per row (key, heap, index)
 # rather than the commit's WAL flush.  Each run starts after a CHECKPOINT,
-# so every key pays the same full-page writes; ratios to bigserial (the
-# nextval table) are taken within each round.
+# so every key pays the same full-page writes; each key runs in a pair with
+# bigserial (the nextval table), the ratio taken within the pair.
 echo "== 4. inserts: pgbench, 1 and 4 clients, $INSERT_ROWS rows per transaction, $INSERT_ROUNDS rounds"
+ins_rows() {
+	local clients=$1 n=$2 tps
+	q -c "CHECKPOINT"
+	tps=$(pgb "$clients" "$INSERT_RUN" "INSERT INTO bench_ins_$n (payload) SELECT 'bench' FROM generate_series(1, $INSERT_ROWS);")
+	awk -v t="$tps" -v r="$INSERT_ROWS" 'BEGIN { printf "%.1f", t * r }'
+}
 for r in $(seq "$INSERT_ROUNDS"); do
 	for clients in 1 4; do
-		declare -A round_rows=()
 		mapfile -t round_cands < <(order_of "$r")
+		i=0
 		for c in "${round_cands[@]}"; do
 			n=$(name_of "$c")
-			q -c "CHECKPOINT"
-			tps=$(pgb "$clients" "$INSERT_RUN" "INSERT INTO bench_ins_$n (payload) SELECT 'bench' FROM generate_series(1, $INSERT_ROWS);")
-			round_rows[$n]=$(awk -v t="$tps" -v r="$INSERT_ROWS" 'BEGIN { printf "%.1f", t * r }')
+			[ "$n" = nextval ] && continue
+			if ref_first "$r" "$i"; then
+				b=$(ins_rows "$clients" nextval); k=$(ins_rows "$clients" "$n")
+			else
+				k=$(ins_rows "$clients" "$n"); b=$(ins_rows "$clients" nextval)
+			fi
+			i=$((i + 1))
+			add "ins$clients:nextval" "$b"
+			add "ins$clients:$n" "$k"
+			add "ins_ratio$clients:$n" "$(ratio "$k" "$b")"
 		done
-		for c in "${cands[@]}"; do
-			n=$(name_of "$c")
-			add "ins$clients:$n" "${round_rows[$n]}"
-			add "ins_ratio$clients:$n" "$(ratio "${round_rows[$n]}" "${round_rows[nextval]}")"
-		done
+		add "ins_ratio$clients:nextval" 1
 	done
 done
 declare -A rows_end
@@ -292,7 +319,7 @@ size_label=$(awk -v n="$SIZE_N" 'BEGIN { if (n >= 1000000 && n % 1000000 == 0) p
 {
 	echo "# snowid beside uuidv7() and gen_random_uuid() ($mode run)"
 	echo
-	echo "Machine: $host; PostgreSQL $version; load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(((SECONDS - started) / 60)) min. Command: \`bash test/bench/uuid.sh\`. Candidates interleaved in every round (the order reversed every other round), medians; ratios are medians of the ratios taken within each round."
+	echo "Machine: $host; PostgreSQL $version; load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(((SECONDS - started) / 60)) min. Command: \`bash test/bench/uuid.sh\`. Candidates interleaved in every round (the order reversed every other round), each in a pair of adjacent runs with its reference (the floor; bigserial for inserts), which runs first alternating; medians, and ratios are medians of the ratios taken within each pair."
 	echo
 	echo "| measure | snowid_next() | snowid_ticket_next() | nextval() / bigserial | uuidv7() | gen_random_uuid() |"
 	echo "|---|---:|---:|---:|---:|---:|"
@@ -311,13 +338,13 @@ size_label=$(awk -v n="$SIZE_N" 'BEGIN { if (n >= 1000000 && n % 1000000 == 0) p
 	echo
 	echo "## How each figure is taken"
 	echo
-	echo "**Bulk**: \`SELECT count(fn) FROM generate_series(1, $BULK_N)\`, $BULK_ROUNDS rounds, the floor (\`count(1)\`) first in each; ns per value above the floor and × nextval() within each round. Median ms: floor $(fmt "%.1f" "$(med bulk:floor)")$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ', %s %.1f' "$n" "$(med "bulk:$n")"; done)."
+	echo "**Bulk**: \`SELECT count(fn) FROM generate_series(1, $BULK_N)\`, $BULK_ROUNDS rounds, each candidate beside a run of the floor (\`count(1)\`); ns per value above the floor within each pair; × nextval() is nextval()'s time over its floor's against the candidate's time over its floor's, in the same round. Median ms: floor $(fmt "%.1f" "$(med bulk:floor)")$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ', %s %.1f' "$n" "$(med "bulk:$n")"; done)."
 	echo
-	echo "**Per call**: pgbench \`SELECT fn\` (prepared), ${CALL_RUN} per run, $CALL_ROUNDS rounds, beside \`SELECT 1\` in each. Median TPS at 1 client: floor $(fmt "%.0f" "$(med call1:floor)")$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ', %s %.0f' "$n" "$(med "call1:$n")"; done); at 4 clients: floor $(fmt "%.0f" "$(med call4:floor)")$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ', %s %.0f' "$n" "$(med "call4:$n")"; done). Ratios at 4 clients, their range over the rounds:$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ' %s %s' "$n" "$(range "call_ratio4:$n")"; done)."
+	echo "**Per call**: pgbench \`SELECT fn\` (prepared), ${CALL_RUN} per run, $CALL_ROUNDS rounds, each candidate beside a run of \`SELECT 1\`. Median TPS at 1 client: floor $(fmt "%.0f" "$(med call1:floor)")$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ', %s %.0f' "$n" "$(med "call1:$n")"; done); at 4 clients: floor $(fmt "%.0f" "$(med call4:floor)")$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ', %s %.0f' "$n" "$(med "call4:$n")"; done). Ratios at 4 clients, their range over the rounds:$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ' %s %s' "$n" "$(range "call_ratio4:$n")"; done)."
 	echo
 	echo "**Sizes and WAL**: each table \`(id <key> PRIMARY KEY DEFAULT fn, payload text)\` filled with $SIZE_N rows by one \`INSERT ... SELECT\` right after a CHECKPOINT; WAL is \`pg_current_wal_insert_lsn()\` before and after that statement (rows, index, the full-page images of pages first touched after the checkpoint), scaled to 1 M rows. A \`uuid\` key is 16 bytes against 8, so its index tuples take 24 bytes of leaf space against 16 and its heap tuples 8 more."
 	echo
-	echo "**Inserts**: pgbench \`INSERT INTO t (payload) SELECT 'bench' FROM generate_series(1, $INSERT_ROWS)\` into the tables above (they start at $SIZE_N rows), ${INSERT_RUN} per run, $INSERT_ROUNDS rounds, every run after a CHECKPOINT. Rows at the end:$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ' %s %s' "$n" "${rows_end[$n]}"; done). Ratios to bigserial at 4 clients, their range over the rounds:$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ' %s %s' "$n" "$(range "ins_ratio4:$n")"; done)."
+	echo "**Inserts**: pgbench \`INSERT INTO t (payload) SELECT 'bench' FROM generate_series(1, $INSERT_ROWS)\` into the tables above (they start at $SIZE_N rows), ${INSERT_RUN} per run, $INSERT_ROUNDS rounds, every key beside a run of bigserial, every run after a CHECKPOINT. Rows at the end:$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ' %s %s' "$n" "${rows_end[$n]}"; done). Ratios to bigserial at 4 clients, their range over the rounds:$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ' %s %s' "$n" "$(range "ins_ratio4:$n")"; done)."
 	echo
 	echo "**Order across sessions**: $ORDER_CLIENTS pgbench clients at once (${ORDER_RUN}), each transaction one \`INSERT INTO t DEFAULT VALUES\` into \`(arrival bigint GENERATED ALWAYS AS IDENTITY, key <key> DEFAULT fn, commit_order bigint)\`. *Arrival*: the identity, taken in the same row just before the key. *Commit*: a serial taken by a deferred constraint trigger, the last step of each transaction before its commit record. A row counts as out of order when its key is smaller than the largest key of the rows before it in that order: a reader that follows the table by key (\`WHERE id > last_seen\`) would already have passed it. By arrival, a generator that orders values across sessions shows only the moments where a session was preempted between its identity and its key; by commit it shows also the time between making the key and committing, which every generator pays. Rows:$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ' %s %s' "$n" "${ord_rows[$n]}"; done)."
 } >"$out/uuid.md"
