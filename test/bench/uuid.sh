@@ -16,7 +16,7 @@
 #
 # Writes test/bench/results/uuid.md.
 #
-#   bash test/bench/uuid.sh            # full run (about 20 minutes)
+#   bash test/bench/uuid.sh            # full run (about 15 minutes)
 #   bash test/bench/uuid.sh --smoke    # tiny run that only proves it works
 #
 # ROUNDS (rounds of every part), SECS (seconds of every pgbench run) and
