@@ -2,7 +2,8 @@
 # snowid beside the keys PostgreSQL makes itself: snowid_next(), an integer
 # ticket and nextval() (bigserial) against uuidv7() (PostgreSQL 18) and
 # gen_random_uuid(), in one run on one server, candidates interleaved in
-# every round, medians and ratios taken within each round (as run.sh):
+# every round, each in a pair of adjacent runs with its reference (the
+# floor; bigserial for inserts), medians, ratios taken within each pair:
 #
 #   1. bulk: ns per value above the generate_series floor, × nextval();
 #   2. per call: pgbench SELECT fn at 1 and 4 clients, × SELECT 1;
