@@ -146,7 +146,9 @@ sleep 1
 ceil_per_tick=$(q -c "SELECT 1::bigint << sequence_bits FROM snowid_layout()")
 ceil_max=$(q -c "SELECT ids_per_second FROM snowid_layout()")
 # One run of a query that draws the IDs x: wall ms, IDs, ticks from the
-# first ID's to the last ID's, CPU ms of the backend (from /proc/self/stat).
+# first ID's to the last ID's, CPU ms of the backend (from /proc/self/stat),
+# ms from the statement's start to the start of the first ID's tick (what
+# the statement did before it drew an ID, to a tick).
 ceil_run() {
 	q -c "DO \$\$
 DECLARE
@@ -156,12 +158,13 @@ BEGIN
 	t0 := clock_timestamp();
 	SELECT count(*) AS n, min(x) AS lo, max(x) AS hi INTO r FROM ($1) AS s;
 	s1 := pg_read_file('/proc/self/stat');
-	RAISE WARNING 'res=% % % %',
+	RAISE WARNING 'res=% % % % %',
 		extract(epoch FROM clock_timestamp() - t0) * 1000, r.n,
 		(extract(epoch FROM snowid_timestamp(r.hi) - snowid_timestamp(r.lo)) * 1000000 /
 		 (SELECT extract(epoch FROM tick) * 1000000 FROM snowid_layout()))::bigint + 1,
 		(split_part(s1, ' ', 14)::bigint + split_part(s1, ' ', 15)::bigint -
-		 split_part(s0, ' ', 14)::bigint - split_part(s0, ' ', 15)::bigint) * 1000 / $(getconf CLK_TCK);
+		 split_part(s0, ' ', 14)::bigint - split_part(s0, ' ', 15)::bigint) * 1000 / $(getconf CLK_TCK),
+		greatest(extract(epoch FROM snowid_timestamp(r.lo) - t0) * 1000, 0);
 END\$\$" 2>&1 | sed -n 's/.*res=//p'
 }
 stats0=$(q -c "SELECT waits, wait_time_ms FROM snowid_stats()")
@@ -174,17 +177,18 @@ for r in $(seq "$CEIL_ROUNDS"); do
 		else
 			res=$(ceil_run "SELECT snowid_next() AS x FROM generate_series(1, $CEIL_N)")
 		fi
-		read -r ms n span cpu <<<"$res"
+		read -r ms n span cpu first <<<"$res"
 		add "ceil_wall:$form" "$(awk -v n="$n" -v ms="$ms" -v c="$ceil_max" 'BEGIN { printf "%.4f", n / (ms / 1000) / c }')"
 		add "ceil_span:$form" "$(awk -v n="$n" -v s="$span" -v t="$ceil_per_tick" 'BEGIN { printf "%.4f", n / (s * t) }')"
 		add "ceil_cpu:$form" "$(awk -v c="$cpu" -v ms="$ms" 'BEGIN { printf "%.2f", c / ms }')"
+		add "ceil_first:$form" "$first"
 	done
 done
 stats1=$(q -c "SELECT waits, wait_time_ms FROM snowid_stats()")
 ceil_waits=$(awk -F'|' -v a="$stats0" 'BEGIN { split(a, x, "|") } { printf "%d waits, %.0f ms waited in all", $1 - x[1], $2 - x[2] }' <<<"$stats1")
 # A long exhaustion: one batch that needs many ticks waits for the clock.
 ceil_batch=$((CEIL_N / 20 > 1000000 ? 1000000 : CEIL_N / 20))
-read -r batch_ms _ batch_span batch_cpu <<<"$(ceil_run "SELECT snowid_next_batch($ceil_batch) AS x")"
+read -r batch_ms _ batch_span batch_cpu _ <<<"$(ceil_run "SELECT snowid_next_batch($ceil_batch) AS x")"
 # Where the time goes at the ceiling, when perf can sample the whole machine
 # (root, full run): the backend's on-CPU samples, by shared object and symbol.
 profile_md=""
@@ -336,12 +340,12 @@ host="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/m
 	echo
 	echo "$CEIL_N IDs per run in one backend, $CEIL_ROUNDS rounds. *Wall*: IDs/s over the whole statement as a fraction of the layout's $ceil_max IDs/s. *Sustained*: IDs over the capacity of the ticks from the first ID's to the last ID's. *CPU*: the backend's CPU time over the statement's time."
 	echo
-	echo "| query | wall | sustained | CPU |"
-	echo "|---|---:|---:|---:|"
-	echo "| \`SELECT count(x) FROM (SELECT snowid_next() AS x, generate_series(1, N)) s\` | $(printf '%.3f' "$(med ceil_wall:stream)") | $(printf '%.3f' "$(med ceil_span:stream)") | $(med ceil_cpu:stream) |"
-	echo "| \`SELECT count(x) FROM (SELECT snowid_next() AS x FROM generate_series(1, N)) s\` | $(printf '%.3f' "$(med ceil_wall:from)") | $(printf '%.3f' "$(med ceil_span:from)") | $(med ceil_cpu:from) |"
+	echo "| query | wall | sustained | CPU | ms before the first ID |"
+	echo "|---|---:|---:|---:|---:|"
+	echo "| \`SELECT count(x) FROM (SELECT snowid_next() AS x, generate_series(1, N)) s\` | $(printf '%.3f' "$(med ceil_wall:stream)") | $(printf '%.3f' "$(med ceil_span:stream)") | $(med ceil_cpu:stream) | $(printf '%.0f' "$(med ceil_first:stream)") |"
+	echo "| \`SELECT count(x) FROM (SELECT snowid_next() AS x FROM generate_series(1, N)) s\` | $(printf '%.3f' "$(med ceil_wall:from)") | $(printf '%.3f' "$(med ceil_span:from)") | $(med ceil_cpu:from) | $(printf '%.0f' "$(med ceil_first:from)") |"
 	echo
-	echo "In the second form PostgreSQL materialises generate_series before the first ID is drawn, so its wall figure counts that time too. $ceil_waits: a caller that exhausts a tick sleeps until just before the next one. A batch of $ceil_batch IDs (snowid_next_batch, $batch_span ticks ahead of the clock) took $(printf '%.0f' "$batch_ms") ms and $(printf '%.0f' "$batch_cpu") ms of CPU: long waits sleep, they do not spin."
+	echo "In the second form PostgreSQL materialises generate_series before the first ID is drawn (*ms before the first ID*: from the statement's start to the start of the first ID's tick), so its wall figure counts that time too: compare the two forms by *sustained*, never one form's wall figure with the other's. $ceil_waits: a caller that exhausts a tick sleeps until just before the next one. A batch of $ceil_batch IDs (snowid_next_batch, $batch_span ticks ahead of the clock) took $(printf '%.0f' "$batch_ms") ms and $(printf '%.0f' "$batch_cpu") ms of CPU: long waits sleep, they do not spin."
 	echo
 	if [ -n "$profile_md" ]; then
 		echo "Profile (\`perf record -a\` while each form runs once):"
