@@ -1947,7 +1947,7 @@ COMMENT ON FUNCTION snowid_next_uuid() IS
 -- a regclass, so nothing on the caller's path is called.
 CREATE FUNCTION snowid_convert_column(tab regclass,
 									  col name,
-									  drop_sequence boolean DEFAULT false,
+									  drop_sequence boolean DEFAULT true,
 									  ticket text DEFAULT NULL,
 									  shard integer DEFAULT 0,
 									  shards integer DEFAULT 1,
@@ -1957,6 +1957,9 @@ RETURNS text
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
+-- No row hidden from the checks: a policy that applies to the caller makes
+-- them fail instead of filtering the values they compare.
+SET row_security = off
 AS $$
 DECLARE
 	v_rel record;
@@ -1966,6 +1969,7 @@ DECLARE
 	v_def_oid oid;
 	v_seq regclass;			-- the sequence the column takes its values from
 	v_owned boolean := false;	-- v_seq is the column's identity or is owned by it
+	v_seq_name text;
 	v_want text;			-- the default the column gets
 	v_parts text[];
 	v_ticket_name text;		-- the ticket sequence, schema-qualified and quoted
@@ -2204,6 +2208,25 @@ BEGIN
 			   AND k.deptype OPERATOR(pg_catalog.=) 'a');
 	END IF;
 
+	-- The sequence goes with an identity (and with drop_sequence): nothing
+	-- else may take its values from it.
+	IF v_seq IS NOT NULL AND (v_kind OPERATOR(pg_catalog.=) 'identity' OR (drop_sequence AND v_owned))
+	   AND EXISTS (
+		SELECT FROM pg_catalog.pg_depend k
+		 WHERE k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+		   AND k.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+		   AND k.refobjid OPERATOR(pg_catalog.=) v_seq::pg_catalog.oid
+		   AND k.objid IS DISTINCT FROM v_def_oid) THEN
+		RAISE EXCEPTION 'sequence % of column "%" of table % is the default of other columns too', v_seq, col, tab
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = CASE WHEN v_kind OPERATOR(pg_catalog.=) 'identity'
+						 THEN 'An identity''s sequence is dropped with the identity, and other columns still take their values from it.'
+						 ELSE 'drop_sequence would drop it, and other columns still take their values from it.' END,
+				  HINT = CASE WHEN v_kind OPERATOR(pg_catalog.=) 'identity'
+						 THEN 'Give the other columns a sequence of their own first.'
+						 ELSE 'Pass drop_sequence => false to keep it.' END;
+	END IF;
+
 	-- Above every value the column holds, and every value its sequence
 	-- handed out (a row may have been deleted, or its value kept elsewhere).
 	EXECUTE pg_catalog.format('SELECT pg_catalog.max(%I)::pg_catalog.numeric FROM %s', col, tab)
@@ -2277,18 +2300,21 @@ BEGIN
 
 	IF v_kind OPERATOR(pg_catalog.=) 'identity' THEN
 		-- Its sequence is part of the identity and goes with it.
+		v_seq_name := v_seq::pg_catalog.text;
 		EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tab, col);
+		RAISE NOTICE 'sequence % of the identity is dropped with it', v_seq_name
+			USING DETAIL = 'currval() and lastval() of that sequence now fail in every session instead of returning an old key; read new keys with INSERT ... RETURNING.';
 	END IF;
 	EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tab, col, v_want);
 	IF v_kind OPERATOR(pg_catalog.<>) 'identity' AND v_seq IS NOT NULL THEN
-		IF drop_sequence THEN
+		IF drop_sequence AND v_owned THEN
 			EXECUTE pg_catalog.format('DROP SEQUENCE %s', v_seq);
 		ELSE
 			RAISE NOTICE 'sequence % is kept', v_seq
-				USING DETAIL = CASE WHEN v_owned
-						THEN 'The column no longer takes its values from it; it stays owned by the column and goes with the table.'
-						ELSE 'The column no longer takes its values from it.' END,
-					  HINT = 'Pass drop_sequence => true to drop it, or drop it later with DROP SEQUENCE.';
+				USING DETAIL = CASE WHEN NOT v_owned
+						THEN 'The column no longer takes its values from it; it belongs to no column of this table, so drop_sequence does not drop it. A session that called nextval() on it before still reads that old value from currval() and lastval().'
+						ELSE 'The column no longer takes its values from it; it stays owned by the column and goes with the table. A session that called nextval() on it before still reads that old value from currval() and lastval().' END,
+					  HINT = 'Read new keys with INSERT ... RETURNING, and drop the sequence (DROP SEQUENCE) once nothing reads it.';
 		END IF;
 	END IF;
 
@@ -2302,4 +2328,4 @@ END
 $$;
 
 COMMENT ON FUNCTION snowid_convert_column(regclass, name, boolean, text, integer, integer, bigint, integer) IS
-'moves a serial, bigserial or identity column (or one without a default) with a unique index to DEFAULT snowid_next() (bigint), or to a new ticket sequence above its values (ticket => name), under an ACCESS EXCLUSIVE lock; drop_sequence drops a serial''s sequence; a column already converted is left as it is';
+'moves a serial, bigserial or identity column (or one without a default) with a unique index to DEFAULT snowid_next() (bigint), or to a new ticket sequence above its values (ticket => name), under an ACCESS EXCLUSIVE lock; drop_sequence (true unless given) drops a serial''s sequence; a column already converted is left as it is';

@@ -14,9 +14,10 @@
  * statement warns, naming the tables.
  *
  * The tables found are those of the current database partitioned by range
- * on one column whose default calls one of snowid's generators
- * (snowid_next and its kin).  Other databases, and columns filled by the
- * application, are out of sight: the README says so.
+ * on one column whose default calls snowid_next() (not snowid_next_uuid():
+ * a UUID's order starts with its Unix milliseconds, which no layout change
+ * moves).  Other databases, and columns filled by the application, are out
+ * of sight: the README says so.
  *
  *-------------------------------------------------------------------------
  */
@@ -58,7 +59,7 @@ static const char *const snowid_partitioned_by_id_sql =
 "    AND d.objid OPERATOR(pg_catalog.=) a.oid"
 "    AND d.refclassid OPERATOR(pg_catalog.=) $2"
 "    AND x.extname OPERATOR(pg_catalog.=) 'snowid'"
-"    AND pg_catalog.starts_with(p.proname::pg_catalog.text, 'snowid_next'))"
+"    AND p.proname OPERATOR(pg_catalog.=) 'snowid_next')"
 " ORDER BY 1";
 
 /*

@@ -14,13 +14,32 @@ set -eu
 dir=${SNOWID_DEMO_DIR:-/tmp/snowid-demo}
 port=${SNOWID_DEMO_PORT:-55432}
 
+# The demo's directory carries this marker from its start: stop removes a
+# directory only if it has it, and a start refuses a directory with other
+# files in it, so that a SNOWID_DEMO_DIR naming a directory of yours loses
+# nothing.
+marker=.snowid-demo
+
 if [ "${1:-}" = stop ]; then
+	if [ ! -e "$dir" ]; then
+		echo "snowid demo: $dir does not exist: nothing to stop"
+		exit 0
+	fi
+	if [ ! -f "$dir/$marker" ]; then
+		echo "snowid demo: $dir was not made by test/demo.sh (no $marker in it): left as it is" >&2
+		exit 1
+	fi
 	if [ -f "$dir/data/postmaster.pid" ]; then
 		as_runner pg_ctl -D "$dir/data" -m fast stop
 	fi
 	rm -rf "$dir"
 	echo "snowid demo stopped and $dir removed"
 	exit 0
+fi
+
+if [ -e "$dir" ] && [ ! -f "$dir/$marker" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
+	echo "snowid demo: $dir holds files that are not the demo's: choose another SNOWID_DEMO_DIR" >&2
+	exit 1
 fi
 
 ensure_packages make gcc postgresql-15 postgresql-server-dev-15
@@ -32,6 +51,7 @@ build_and_install /tmp/snowid-demo-build.log || {
 
 if [ ! -d "$dir/data" ]; then
 	mkdir -p "$dir"
+	touch "$dir/$marker"
 	[ "$(id -u)" -eq 0 ] && chown postgres "$dir"
 	as_runner initdb -D "$dir/data" -A trust >/dev/null
 	cat >>"$dir/data/postgresql.conf" <<CONF

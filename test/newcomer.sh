@@ -66,6 +66,12 @@ check "the demo prints its stop command" test -n "$stop_cmd"
 check "the stop command names the demo's directory" grep -qF "$demo_dir" <<<"$stop_cmd"
 (cd / && env -u SNOWID_DEMO_DIR -u SNOWID_DEMO_PORT bash -c "$stop_cmd") >/dev/null 2>&1
 check "the printed stop command stops the server and removes its files" test ! -e "$demo_dir"
+mkdir -p "$demo_dir" && echo precious >"$demo_dir/thesis.txt"
+check "stop leaves a directory the demo did not make" \
+	bash -c "! SNOWID_DEMO_DIR='$demo_dir' bash '$SNOWID_SRC/test/demo.sh' stop >/dev/null 2>&1 && test -f '$demo_dir/thesis.txt'"
+check "start refuses a directory with other files" \
+	bash -c "! SNOWID_DEMO_DIR='$demo_dir' SNOWID_DEMO_PORT=$demo_port bash '$SNOWID_SRC/test/demo.sh' >/dev/null 2>&1 && test -f '$demo_dir/thesis.txt'"
+rm -rf "$demo_dir"
 check "no server is left in $demo_dir" bash -c "! pgrep -u postgres -f -- '$demo_dir/data' >/dev/null"
 
 # ---- install on the system's server, as the README's Install says ----
