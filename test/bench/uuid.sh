@@ -350,6 +350,20 @@ size_label=$(awk -v n="$SIZE_N" 'BEGIN { if (n >= 1000000 && n % 1000000 == 0) p
 	echo "**Order across sessions**: $ORDER_CLIENTS pgbench clients at once (${ORDER_RUN}), each transaction one \`INSERT INTO t DEFAULT VALUES\` into \`(arrival bigint GENERATED ALWAYS AS IDENTITY, key <key> DEFAULT fn, commit_order bigint)\`. *Arrival*: the identity, taken in the same row just before the key. *Commit*: a serial taken by a deferred constraint trigger, the last step of each transaction before its commit record. A row counts as out of order when its key is smaller than the largest key of the rows before it in that order: a reader that follows the table by key (\`WHERE id > last_seen\`) would already have passed it. By arrival, a generator that orders values across sessions shows only the moments where a session was preempted between its identity and its key; by commit it shows also the time between making the key and committing, which every generator pays. Rows:$(for c in "${cands[@]}"; do n=$(name_of "$c"); printf ' %s %s' "$n" "${ord_rows[$n]}"; done)."
 } >"$out/uuid.md"
 
+# The chart of the README: bulk values/s and insert rows/s at 4 clients
+# per candidate, from the medians above.
+if [ $mode = full ]; then
+	for n in "${all_names[@]}"; do
+		[ "$n" = uuidv7 ] && [ "$has_v7" != t ] && continue
+		awk -v n="$n" -v m="$(med "bulk:$n")" -v N="$BULK_N" 'BEGIN { printf "%s %.3f\n", n, N / (m / 1000) / 1e6 }'
+	done >"$out/uuid-bulk.dat"
+	for n in "${all_names[@]}"; do
+		[ "$n" = uuidv7 ] && [ "$has_v7" != t ] && continue
+		awk -v n="$([ "$n" = nextval ] && echo bigserial || echo "$n")" -v r="$(med "ins4:$n")" 'BEGIN { printf "%s %.1f\n", n, r / 1000 }'
+	done >"$out/uuid-inserts.dat"
+	bash "$bench_dir/chart.sh" "$out" "$BULK_ROUNDS" "$INSERT_ROUNDS" "$INSERT_ROWS" "$SIZE_N" uuid-
+fi
+
 cat "$out/uuid.md"
 echo
-echo "written: $out/uuid.md"
+echo "written: $out/uuid.md$( [ -f "$out/uuid-chart.png" ] && [ $mode = full ] && echo " $out/uuid-chart.png")"
