@@ -54,17 +54,24 @@ sub versions
 
 # ---- CREATE, ALTER ... UPDATE and DROP EXTENSION on the coordinator reach
 # the workers.
-$coord->safe_psql('postgres', q{CREATE EXTENSION snowid VERSION '1.5'});
-is(versions(@origins), 'coord=1.5 w1=1.5 w2=1.5',
-	'CREATE EXTENSION snowid VERSION 1.5 on the coordinator reaches the workers');
-$coord->safe_psql('postgres', q{ALTER EXTENSION snowid UPDATE TO '1.6'});
-is(versions(@origins), 'coord=1.6 w1=1.6 w2=1.6',
-	'ALTER EXTENSION snowid UPDATE TO 1.6 on the coordinator reaches the workers');
+# The version before the current one is created, then updated to the
+# current one (snowid.control's default_version), the newest upgrade script.
+my $current = $coord->safe_psql('postgres',
+	q{SELECT default_version FROM pg_available_extensions WHERE name = 'snowid'});
+my $previous = $coord->safe_psql('postgres',
+	qq{SELECT max(source) FROM pg_extension_update_paths('snowid')
+	    WHERE target = '$current' AND path = source || '--' || target});
+$coord->safe_psql('postgres', qq{CREATE EXTENSION snowid VERSION '$previous'});
+is(versions(@origins), "coord=$previous w1=$previous w2=$previous",
+	"CREATE EXTENSION snowid VERSION $previous on the coordinator reaches the workers");
+$coord->safe_psql('postgres', qq{ALTER EXTENSION snowid UPDATE TO '$current'});
+is(versions(@origins), "coord=$current w1=$current w2=$current",
+	"ALTER EXTENSION snowid UPDATE TO $current on the coordinator reaches the workers");
 $coord->safe_psql('postgres', q{DROP EXTENSION snowid});
 is(versions(@origins), 'coord=none w1=none w2=none',
 	'DROP EXTENSION snowid on the coordinator reaches the workers');
 $coord->safe_psql('postgres', q{CREATE EXTENSION snowid});
-is(versions(@origins), 'coord=1.6 w1=1.6 w2=1.6',
+is(versions(@origins), "coord=$current w1=$current w2=$current",
 	'CREATE EXTENSION snowid (default version) reaches the workers');
 is( join(' ', map { $node{$_}->safe_psql('postgres', 'SELECT snowid_node(snowid_next())') } @origins),
 	'1 2 3', 'each node generates with its own node ID');
@@ -307,7 +314,7 @@ is(duplicates('by_k'), '0', 'by_k after the move: no duplicate ID');
 my $w3 = citus_add_worker($c);
 $node{w3} = $w3;
 $node_id{w3} = 4;
-is(versions('w3'), 'w3=1.6', 'a worker added later has snowid (propagated by citus_add_node)');
+is(versions('w3'), "w3=$current", 'a worker added later has snowid (propagated by citus_add_node)');
 is(replica_digest($w3, 'ref', 'id::text'), replica_digest($coord, 'ref', 'id::text'),
 	'ref: the new worker\'s replica holds the same IDs');
 insert_paths('w3', $_, '_w3') foreach @tables;
