@@ -14,7 +14,15 @@
 # left alone.  Skipped, with the reason, where it cannot run: not root, or
 # no Debian postgresql-common.  test/run-tests.sh runs it after the suites.
 set -u
+# A newcomer's shell: Debian's PATH and no PG_CONFIG (test/run-tests.sh's
+# own environment names the last major it tested).
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+unset PG_CONFIG PGHOST PGPORT PGDATA PGUSER
+newcomer_path=$PATH
 . "$(dirname "$0")/lib.sh"
+# The checkout may lie where the postgres OS user cannot go (a mode-700
+# directory of root's): work from /.
+cd / || exit 1
 
 pass=0
 fail=0
@@ -79,12 +87,14 @@ build=$(mktemp -d /tmp/snowid-newcomer.XXXXXX)
 tar -C "$SNOWID_SRC" --exclude=.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' -cf - . |
 	tar -C "$build" -xf -
 check "make && make install (as root, Debian's pg_config)" \
-	bash -c "cd '$build' && { make && make install; } >'$build/make.log' 2>&1"
+	env PATH="$newcomer_path" bash -c "cd '$build' && { make && make install; } >'$build/make.log' 2>&1"
 
+cluster_log=/tmp/snowid-newcomer-cluster.log
 pg_dropcluster --stop 15 "$cluster" >/dev/null 2>&1
 rm -rf "/etc/postgresql/15/$cluster"
 check "a cluster of its own (pg_createcluster 15 $cluster)" \
-	bash -c "pg_createcluster 15 $cluster -p $port >/dev/null 2>&1"
+	bash -c "rm -f '$cluster_log' && touch '$cluster_log' && chown postgres '$cluster_log' &&
+		pg_createcluster 15 $cluster -p $port -l '$cluster_log' >/dev/null 2>&1"
 conf=/etc/postgresql/15/$cluster/conf.d/snowid.conf
 cat >"$conf" <<'CONF'
 shared_preload_libraries = 'snowid'
@@ -93,7 +103,7 @@ CONF
 check "pg_ctlcluster 15 $cluster restart starts it with snowid preloaded" \
 	bash -c "pg_ctlcluster 15 $cluster restart >/dev/null 2>&1 || pg_ctlcluster 15 $cluster start"
 
-q() { runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -p "$port" -d postgres "$@"; }
+q() { runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -h /var/run/postgresql -p "$port" -d postgres "$@"; }
 
 check "CREATE EXTENSION snowid" q -c 'CREATE EXTENSION snowid'
 check "snowid_next() gives an ID of node 1" \
@@ -130,5 +140,9 @@ pg_dropcluster --stop 15 "$cluster" >/dev/null 2>&1
 rm -f "$conf"
 rmdir "/etc/postgresql/15/$cluster/conf.d" "/etc/postgresql/15/$cluster" 2>/dev/null
 check "the cluster is dropped again" bash -c "! pg_lsclusters -h | grep -q ' $cluster '"
+if [ "$fail" -gt 0 ]; then
+	echo "--- $build/make.log (last 15 lines)"; tail -15 "$build/make.log" 2>/dev/null
+	echo "--- the cluster's log (last 15 lines)"; tail -15 "$cluster_log" 2>/dev/null
+fi
 rm -rf "$build"
 finish
