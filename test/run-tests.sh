@@ -177,6 +177,56 @@ prepare_citus() {
 	echo "Citus tests skipped: $SNOWID_CITUS_SKIP"
 }
 
+# One benchmark of test/bench as a smoke run, in the current directory:
+#   bench_smoke LABEL SCRIPT PORT LOG CHECK
+# runs SCRIPT --smoke on PORT into LOG, then CHECK LOG, which returns 0
+# (passed), 1 (failed) or 2 (skipped, not counted), and may print a note
+# for the line it gets (the skip's reason, say).
+bench_smoke() {
+	local label=$1 script=$2 port=$3 log=$4 check=$5 note= rc=1
+	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=$port bash "$SNOWID_SRC/test/bench/$script" --smoke >"$log" 2>&1; then
+		note=$("$check" "$log")
+		rc=$?
+	fi
+	if [ $rc -eq 0 ]; then
+		echo "  $label smoke ... ok${note:+ ($note)}"
+		major_passed=$((major_passed + 1))
+	elif [ $rc -eq 2 ]; then
+		echo "  $label smoke ... $note"
+	else
+		tail -40 "$log"
+		echo "  $label smoke ... FAILED ($PWD/$log)"
+		major_failed=$((major_failed + 1))
+	fi
+}
+
+no_nan() { ! grep -qE '\b(nan|inf)\b' "$1"; }
+check_run_bench() {
+	grep -q '^| snowid_next |' "$1" && grep -q '^## 7. Instructions per ID' "$1" &&
+		grep -q '^## 8. Two bulk sessions' "$1" && no_nan "$1"
+}
+check_registry_bench() { grep -q '^| bulk: ms for' "$1" && no_nan "$1"; }
+check_renewals_bench() {
+	grep -q '^| p99 renewal at 1024/s' "$1" && grep -q 'not held by their role at the end: 0\.' "$1"
+}
+check_inserts_bench() { grep -q '^| snowid_hash8 |' "$1" && no_nan "$1"; }
+check_uuid_bench() {
+	grep -q '^| bulk, ns per value above the floor |' "$1" &&
+		grep -q '^| out of order across 4 sessions, by commit |' "$1" && no_nan "$1" || return 1
+	if grep -q '^uuid bench: uuidv7() skipped: ' "$1"; then
+		echo "uuidv7() skipped: PostgreSQL < 18"
+	else
+		! grep -q 'n/a (PostgreSQL < 18)' "$1"
+	fi
+}
+check_citus_bench() {
+	if grep -q '^citus bench: skipped: ' "$1"; then
+		sed -n 's/^citus bench: //p' "$1" | head -1
+		return 2
+	fi
+	grep -q '^| snowid_next() |' "$1" && grep -q '^Duplicate keys at the end, all tables: 0\.' "$1" && no_nan "$1"
+}
+
 # The whole suite on the installation named by PG_CONFIG.
 run_suite() {
 	local work t
@@ -212,77 +262,17 @@ run_suite() {
 	done
 
 	echo "== benchmark smoke (proves the suite runs; times nothing)"
-	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55449 bash "$SNOWID_SRC/test/bench/run.sh" --smoke >bench.log 2>&1 &&
-		grep -q '^| snowid_next |' bench.log && grep -q '^## 7. Instructions per ID' bench.log &&
-		grep -q '^## 8. Two bulk sessions' bench.log && ! grep -qE '\b(nan|inf)\b' bench.log; then
-		echo "  bench smoke ... ok"
-		major_passed=$((major_passed + 1))
-	else
-		tail -40 bench.log
-		echo "  bench smoke ... FAILED"
-		major_failed=$((major_failed + 1))
-	fi
-	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55451 bash "$SNOWID_SRC/test/bench/registry.sh" --smoke >bench-registry.log 2>&1 &&
-		grep -q '^| bulk: ms for' bench-registry.log && ! grep -qE '\b(nan|inf)\b' bench-registry.log; then
-		echo "  registry bench smoke ... ok"
-		major_passed=$((major_passed + 1))
-	else
-		tail -40 bench-registry.log
-		echo "  registry bench smoke ... FAILED"
-		major_failed=$((major_failed + 1))
-	fi
-	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55461 bash "$SNOWID_SRC/test/bench/renewals.sh" --smoke >bench-renewals.log 2>&1 &&
-		grep -q '^| p99 renewal at 1024/s' bench-renewals.log && grep -q 'not held by their role at the end: 0\.' bench-renewals.log; then
-		echo "  renewals bench smoke ... ok"
-		major_passed=$((major_passed + 1))
-	else
-		tail -40 bench-renewals.log
-		echo "  renewals bench smoke ... FAILED"
-		major_failed=$((major_failed + 1))
-	fi
-	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55455 bash "$SNOWID_SRC/test/bench/inserts.sh" --smoke >bench-inserts.log 2>&1 &&
-		grep -q '^| snowid_hash8 |' bench-inserts.log && ! grep -qE '\b(nan|inf)\b' bench-inserts.log; then
-		echo "  inserts bench smoke ... ok"
-		major_passed=$((major_passed + 1))
-	else
-		tail -40 bench-inserts.log
-		echo "  inserts bench smoke ... FAILED"
-		major_failed=$((major_failed + 1))
-	fi
+	bench_smoke bench run.sh 55449 bench.log check_run_bench
+	bench_smoke "registry bench" registry.sh 55451 bench-registry.log check_registry_bench
+	bench_smoke "renewals bench" renewals.sh 55461 bench-renewals.log check_renewals_bench
+	bench_smoke "inserts bench" inserts.sh 55455 bench-inserts.log check_inserts_bench
 	# snowid beside uuidv7() (issue 25): below PostgreSQL 18 the uuidv7()
 	# rows say "n/a (PostgreSQL < 18)" and the rest runs.
-	if SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PORT=55470 bash "$SNOWID_SRC/test/bench/uuid.sh" --smoke >bench-uuid.log 2>&1 &&
-		grep -q '^| bulk, ns per value above the floor |' bench-uuid.log &&
-		grep -q '^| out of order across 4 sessions, by commit |' bench-uuid.log && ! grep -qE '\b(nan|inf)\b' bench-uuid.log &&
-		{ grep -q '^uuid bench: uuidv7() skipped: ' bench-uuid.log || ! grep -q 'n/a (PostgreSQL < 18)' bench-uuid.log; }; then
-		if grep -q '^uuid bench: uuidv7() skipped: ' bench-uuid.log; then
-			echo "  uuid bench smoke ... ok (uuidv7() skipped: PostgreSQL < 18)"
-		else
-			echo "  uuid bench smoke ... ok"
-		fi
-		major_passed=$((major_passed + 1))
-	else
-		tail -40 bench-uuid.log
-		echo "  uuid bench smoke ... FAILED"
-		major_failed=$((major_failed + 1))
-	fi
-	# The Citus bench (issue 23), as a smoke run: where Citus cannot be had
-	# (no tarball, a major Citus 14 does not build against) it prints
-	# "citus bench: skipped: <reason>", counted neither way.
-	SNOWID_SKIP_BUILD=1 SNOWID_BENCH_PG_CONFIG=$PG_CONFIG SNOWID_BENCH_PORT=55490 \
-		bash "$SNOWID_SRC/test/bench/citus.sh" --smoke >bench-citus.log 2>&1
-	citus_rc=$?
-	if [ $citus_rc -eq 0 ] && grep -q '^citus bench: skipped: ' bench-citus.log; then
-		echo "  citus bench smoke ... $(sed -n 's/^citus bench: //p' bench-citus.log | head -1)"
-	elif [ $citus_rc -eq 0 ] && grep -q '^| snowid_next() |' bench-citus.log &&
-		grep -q '^Duplicate keys at the end, all tables: 0\.' bench-citus.log && ! grep -qE '\b(nan|inf)\b' bench-citus.log; then
-		echo "  citus bench smoke ... ok"
-		major_passed=$((major_passed + 1))
-	else
-		tail -40 bench-citus.log
-		echo "  citus bench smoke ... FAILED ($work/bench-citus.log)"
-		major_failed=$((major_failed + 1))
-	fi
+	bench_smoke "uuid bench" uuid.sh 55470 bench-uuid.log check_uuid_bench
+	# The Citus bench (issue 23): where Citus cannot be had (no tarball, a
+	# major Citus 14 does not build against) it prints "citus bench:
+	# skipped: <reason>", counted neither way.
+	SNOWID_BENCH_PG_CONFIG=$PG_CONFIG bench_smoke "citus bench" citus.sh 55490 bench-citus.log check_citus_bench
 	echo "logs: $work/{regress,isolation,tap,bench,bench-registry,bench-renewals,bench-inserts,bench-uuid,bench-citus}.log"
 	cd "$SNOWID_SRC" || return
 }
