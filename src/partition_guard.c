@@ -37,7 +37,7 @@
 
 /*
  * The range-partitioned tables of the current database whose partition key
- * is one column with a default that calls a generator of the extension
+ * is one column with a default that calls snowid_next() of the extension
  * snowid.  $1, $2, $3: the catalogs pg_attrdef, pg_proc, pg_extension.
  */
 static const char *const snowid_partitioned_by_id_sql =

@@ -105,19 +105,7 @@ $old->stop;    # clean: the file holds the bound just above the last ID
 # ---- pg_upgrade ----
 
 my $new = snowid_node('new', 7, $conf, extra => ['--data-checksums']);
-# pg_upgrade writes its sockets and reports into the current directory.
-chdir $PostgreSQL::Test::Utils::tmp_check or die "could not chdir: $!";
-$new->command_ok(
-	[
-		"$new_bindir/pg_upgrade", '--no-sync',
-		'--old-datadir', $old->data_dir,
-		'--new-datadir', $new->data_dir,
-		'--old-bindir', $old_bindir,
-		'--new-bindir', $new_bindir,
-		'--socketdir', $PostgreSQL::Test::Utils::tmp_check,
-		'--old-port', $old->port,
-		'--new-port', $new->port,
-	],
+run_pg_upgrade($old, $new, $old_bindir, $new_bindir,
 	"pg_upgrade from $old_major to $new_major");
 ok(!-e $new->data_dir . '/snowid.highwater',
 	'pg_upgrade does not carry snowid.highwater into the new data directory');

@@ -167,18 +167,7 @@ INSERT INTO upt (era) SELECT 'old' FROM generate_series(1, 100);
 	$old->stop;
 
 	my $new = snowid_node('new', 7, '', extra => ['--data-checksums']);
-	chdir $PostgreSQL::Test::Utils::tmp_check or die "could not chdir: $!";
-	$new->command_ok(
-		[
-			"$new_bindir/pg_upgrade", '--no-sync',
-			'--old-datadir', $old->data_dir,
-			'--new-datadir', $new->data_dir,
-			'--old-bindir', $old_bindir,
-			'--new-bindir', $new_bindir,
-			'--socketdir', $PostgreSQL::Test::Utils::tmp_check,
-			'--old-port', $old->port,
-			'--new-port', $new->port,
-		],
+	run_pg_upgrade($old, $new, $old_bindir, $new_bindir,
 		'pg_upgrade of the converted tables');
 	# The README's steps after pg_upgrade: carry the high-water files, and
 	# record the tickets' dependencies again.

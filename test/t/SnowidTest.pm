@@ -10,7 +10,8 @@ use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(snowid_node take_setup_sql max_of min_of strictly_increasing set_policy
   write_clock_offset highwater_slots highwater_file highwater_fields reserved_until_us
-  wait_registry_state start_pgbench pgbench_processed drop_attver_options);
+  wait_registry_state start_pgbench pgbench_processed drop_attver_options
+  run_pg_upgrade);
 
 # A new node, initialised but not started, that preloads snowid with the
 # given node ID (undef: none) and any extra postgresql.conf lines; the
@@ -244,6 +245,29 @@ UPDATE pg_catalog.pg_attribute SET attoptions = NULLIF(ARRAY(
    SELECT o FROM pg_catalog.unnest(attoptions) o WHERE o NOT LIKE 'pg\_attver=%'), '{}')
  WHERE (attrelid, attnum) IN (SELECT attrelid, attnum $attver)});
 	}
+	return;
+}
+
+# pg_upgrade of the stopped old node $old (binaries in $old_bindir) into
+# the new, never started node $new (binaries in $new_bindir), as one
+# subtest named $name.  pg_upgrade writes its sockets and reports into the
+# current directory: tmp_check.
+sub run_pg_upgrade
+{
+	my ($old, $new, $old_bindir, $new_bindir, $name) = @_;
+	chdir $PostgreSQL::Test::Utils::tmp_check or die "could not chdir: $!";
+	$new->command_ok(
+		[
+			"$new_bindir/pg_upgrade", '--no-sync',
+			'--old-datadir', $old->data_dir,
+			'--new-datadir', $new->data_dir,
+			'--old-bindir', $old_bindir,
+			'--new-bindir', $new_bindir,
+			'--socketdir', $PostgreSQL::Test::Utils::tmp_check,
+			'--old-port', $old->port,
+			'--new-port', $new->port,
+		],
+		$name);
 	return;
 }
 
