@@ -8,6 +8,10 @@
 # -> 0.  Every transaction must succeed, no ID may repeat, each client's IDs
 # must strictly increase in the order it received them, and the steps back
 # must be counted as clock regressions.
+#
+# pgbench runs for a fixed time at a capped rate, not a fixed number of
+# transactions: a fixed number ran out before the last step on a fast machine
+# (CI, about 400,000 rows/s), and the steps must happen under load.
 
 use strict;
 use warnings;
@@ -26,7 +30,8 @@ plan skip_all => "libfaketime not found at $faketime_lib"
   unless -e $faketime_lib;
 
 my $clients = 4;
-my $txns_per_client = 4000;
+my $run_s = 12;      # pgbench's duration: the six steps take about 3 s
+my $rate = 1000;     # transactions a second, all clients together
 my $rows_per_txn = 50;
 my @steps = ('-0.5', '+0', '-0.3', '+0', '-0.8', '+0');
 my $hold_s = 0.4;    # how long each clock offset is held
@@ -71,7 +76,7 @@ my ($pgb_out, $pgb_err) = ('', '');
 my $pgbench = IPC::Run::start(
 	[
 		'pgbench', '-n', '-h', $node->host, '-p', $node->port,
-		'-c', $clients, '-j', 2, '-t', $txns_per_client,
+		'-c', $clients, '-j', 2, '-T', $run_s, '-R', $rate,
 		'-f', $script, 'postgres'
 	],
 	'>', \$pgb_out, '2>', \$pgb_err);
@@ -79,7 +84,7 @@ my $pgbench = IPC::Run::start(
 # Wait until pgbench inserts, then step the clock.
 for (1 .. 3000)
 {
-	last if rows_so_far() >= 2000;
+	last if rows_so_far() >= 2000 || !$pgbench->pumpable;
 	$pgbench->pump_nb;
 	usleep(10_000);
 }
@@ -97,7 +102,9 @@ for my $offset (@steps)
 	push @leads, sprintf('%s:%s:%.0f', $offset, $lead, (time - $t0) * 1000);
 	while (time - $t0 < $hold_s)
 	{
-		$pgbench->pump_nb;
+		# A pgbench that has ended cannot be pumped (IPC::Run dies): the
+		# checks below then say that the steps were not under load.
+		$pgbench->pump_nb if $pgbench->pumpable;
 		usleep(20_000);
 	}
 	push @progress, rows_so_far();
@@ -109,10 +116,13 @@ note "rows inserted when each step ended: @progress; offset:lead_ms:ms since the
 my $pgbench_ok = $pgbench->finish;
 note "pgbench: $pgb_out";
 ok($pgbench_ok, 'pgbench succeeded') or diag $pgb_err;
-like($pgb_out, qr{number of transactions actually processed: @{[ $clients * $txns_per_client ]}/@{[ $clients * $txns_per_client ]}},
-	'every transaction was processed');
+my ($processed) = $pgb_out =~ /number of transactions actually processed: (\d+)/;
+$processed //= 0;
+like($pgb_out, qr{number of failed transactions: 0 }, 'no transaction failed')
+  if $pgb_out =~ /number of failed transactions/;
+cmp_ok($processed, '>', 0, "pgbench processed transactions ($processed)");
 
-my $rows = $clients * $txns_per_client * $rows_per_txn;
+my $rows = $processed * $rows_per_txn;
 my $final_rows = $node->safe_psql('postgres', 'SELECT count(*) FROM ids');
 is($final_rows, $rows, "all $rows rows inserted");
 cmp_ok($final_rows, '>', $rows_after_steps,
