@@ -150,6 +150,14 @@ snowid_from_timestamp(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(snowid_id_of_tick(&layout, tick));
 }
 
+/* The text of an interval, for the messages of snowid_interval alone. */
+static char *
+snowid_interval_text(Interval *span)
+{
+	return DatumGetCString(DirectFunctionCall1(interval_out,
+											   IntervalPGetDatum(span)));
+}
+
 /*
  * snowid_interval(span): how much an ID grows while span passes, under the
  * layout in force: the ticks of span times 2^(node_bits + sequence_bits).
@@ -167,46 +175,43 @@ snowid_interval(PG_FUNCTION_ARGS)
 	int			node_id;
 	int64		usecs;
 	int64		ticks;
-	char	   *shown;
 
 	snowid_current_layout(&layout, &node_id);
-	shown = DatumGetCString(DirectFunctionCall1(interval_out,
-											   IntervalPGetDatum(span)));
 	if (!snowid_interval_is_finite(span))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("interval out of range for a snowid span: \"%s\"", shown),
+				 errmsg("interval out of range for a snowid span: \"%s\"", snowid_interval_text(span)),
 				 errdetail("Only finite intervals span a number of IDs.")));
 	if (span->month != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("interval \"%s\" has no fixed length", shown),
+				 errmsg("interval \"%s\" has no fixed length", snowid_interval_text(span)),
 				 errdetail("It counts months or years, whose length in days varies, so it spans no fixed number of IDs."),
 				 errhint("Give the interval in days or smaller units, or compute the bound of each month with snowid_from_timestamp.")));
 	if (pg_mul_s64_overflow((int64) span->day, USECS_PER_DAY, &usecs) ||
 		pg_add_s64_overflow(usecs, span->time, &usecs))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("interval out of range for a snowid span: \"%s\"", shown),
+				 errmsg("interval out of range for a snowid span: \"%s\"", snowid_interval_text(span)),
 				 errdetail("Counting a day as 24 hours, it is too long to be expressed in microseconds.")));
 	if (usecs < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("interval \"%s\" is negative", shown),
+				 errmsg("interval \"%s\" is negative", snowid_interval_text(span)),
 				 errdetail("A snowid span is how much an ID grows as time passes: it is never negative."),
 				 errhint("Subtract the span of the positive interval instead.")));
 	ticks = usecs / layout.tick_us;
 	if (usecs % layout.tick_us != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("interval \"%s\" is not a whole number of snowid ticks", shown),
+				 errmsg("interval \"%s\" is not a whole number of snowid ticks", snowid_interval_text(span)),
 				 errdetail("snowid.tick is " INT64_FORMAT " ms: the interval lies between " INT64_FORMAT " and " INT64_FORMAT " ticks.",
 						   layout.tick_us / 1000, ticks, ticks + 1),
 				 errhint("Give an interval that is a multiple of snowid.tick, so that bounds built from the span fall on the start of a tick.")));
 	if (ticks > snowid_max_tick(&layout))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("interval out of range for a snowid span: \"%s\"", shown),
+				 errmsg("interval out of range for a snowid span: \"%s\"", snowid_interval_text(span)),
 				 errdetail("It is " INT64_FORMAT " ticks; with %d timestamp bits, the layout expresses at most " INT64_FORMAT ".",
 						   ticks, layout.timestamp_bits, snowid_max_tick(&layout))));
 	PG_RETURN_INT64(snowid_id_of_tick(&layout, ticks));
