@@ -171,7 +171,9 @@ snowid_reserve_gated(SnowidShared *shared, const SnowidLayout *layout,
 
 /*
  * Fail because the next position lies too far ahead of the wall clock;
- * max_lead_us is the lead the caller was allowed.
+ * max_lead_us is the lead the caller was allowed: snowid.max_lead, or half
+ * of it for the batch of a role that is not a superuser, which has a
+ * message of its own (its clock need not be wrong).
  */
 static void
 snowid_clock_behind(SnowidShared *shared, const SnowidLayout *layout,
@@ -184,17 +186,21 @@ snowid_clock_behind(SnowidShared *shared, const SnowidLayout *layout,
 	pg_atomic_fetch_add_u64(&shared->clock_errors, 1);
 	tick_text = snowid_tick_start(layout, tick, &tick_start) ?
 		pstrdup(timestamptz_to_str(tick_start)) : pstrdup("(out of range)");
+	if (max_lead_us != (int64) snowid_max_lead_ms * 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid batch would lead the system clock by %.3f ms, more than the %.3f ms a role that is not a superuser may",
+						(double) lead_us / 1000.0, (double) max_lead_us / 1000.0),
+				 errdetail("The batch's last ID belongs to the tick starting at %s and the clock reads %s; batches of a role that is not a superuser may lead by half of snowid.max_lead, the other half being kept for single calls, and snowid.max_wait allows %d ms of waiting.",
+						   tick_text, timestamptz_to_str(now), snowid_max_wait_ms),
+				 errhint("Take smaller batches or spread them over time.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("system clock is %.3f ms behind the IDs snowid has issued",
 					(double) lead_us / 1000.0),
-			 max_lead_us == (int64) snowid_max_lead_ms * 1000 ?
 			 errdetail("The next ID belongs to the tick starting at %s and the clock reads %s; snowid.max_lead allows %d ms of lead and snowid.max_wait %d ms of waiting.",
 					   tick_text, timestamptz_to_str(now),
-					   snowid_max_lead_ms, snowid_max_wait_ms) :
-			 errdetail("The batch's last ID belongs to the tick starting at %s and the clock reads %s; a batch of a role that is not a superuser may lead by half of snowid.max_lead (%.3f ms), and snowid.max_wait allows %d ms of waiting.",
-					   tick_text, timestamptz_to_str(now),
-					   (double) max_lead_us / 1000.0, snowid_max_wait_ms),
+					   snowid_max_lead_ms, snowid_max_wait_ms),
 			 errhint("Wait for the clock to catch up or correct it; raising snowid.max_wait lets callers wait longer instead of failing.")));
 }
 
