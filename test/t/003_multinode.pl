@@ -15,6 +15,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
+use Time::HiRes qw(time);
 
 my $per_node = 20_000;
 my @node_ids = (1, 2, 3);
@@ -38,7 +39,7 @@ CREATE TABLE ids(seq bigserial, id bigint NOT NULL);
 # takes its IDs in bursts of 100 with a 1 ms pause between them, so that the
 # runs span a few hundred milliseconds and overlap even if one of them
 # starts late.
-my $go = time() + 2;
+my $go = time() + 3;
 my $bursts = $per_node / 100;
 my %runs;
 foreach my $id (@node_ids)

@@ -129,7 +129,8 @@ $node->poll_query_until('postgres',
   or die 'the session did not wait for the DROP';
 $dropper->query_safe('COMMIT');
 $dropper->quit;
-$late->{run}->pump until $late->{stdout} =~ /raced_done/;
+pump_until($late->{run}, $late->{timeout}, \$late->{stdout}, qr/raced_done/)
+  or die 'the session that took a value of the dropped ticket never finished';
 like($late->{stderr}, qr/ERROR/, 'taking a value of the dropped ticket fails');
 $late->quit;
 is(slots('postgres'), '0', 'and binds no slot for it');

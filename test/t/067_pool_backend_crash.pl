@@ -55,13 +55,16 @@ cmp_ok($m->safe_psql('postgres', 'SELECT max(v) FROM v'), '>', $first_range_end,
 my $postmaster = (split /\n/, slurp_file($m->data_dir . '/postmaster.pid'))[0];
 my $pid = `pgrep -P $postmaster -f 'snowid registry worker'`;
 chomp $pid;
+my $log_offset = -s $m->logfile;
 ok($pid =~ /^\d+$/ && kill('KILL', $pid), "kill -9 of the registry worker ($pid)");
+# Wait for the postmaster to start over before asking the server anything:
+# a query answered before it noticed the crash would read the old memory.
+ok( $m->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset),
+	'the postmaster reinitialised after the backend crash');
 $m->poll_query_until('postgres', 'SELECT 1', '1')
   or die 'the server never came back';
 $m->poll_query_until('postgres', "SELECT state = 'ok' FROM snowid_registry_status()")
   or die 'never held its node after the crash';
-like(slurp_file($m->logfile), qr/all server processes terminated; reinitializing/,
-	'the postmaster reinitialised after the backend crash');
 
 # Take values until the worker has asked for two more ranges.
 my $ranges_before = $reg->safe_psql('postgres',

@@ -46,33 +46,28 @@ INSERT INTO slips (client) SELECT 0 FROM generate_series(1, 1000);
 # ---- conversion under concurrent inserts ----
 
 my $bench = start_pgbench(
-	$node, '082_insert', 4, 4, q{BEGIN;
+	$node, '082_insert', 4, 10, q{BEGIN;
 INSERT INTO orders (client) VALUES (:client_id + 1);
 INSERT INTO slips (client) VALUES (:client_id + 1);
 COMMIT;});
 $node->poll_query_until('postgres', 'SELECT count(*) > 1200 FROM orders')
   or die 'pgbench inserted nothing';
 
-# One transaction converts both tables, then keeps its lock for a second,
-# so that the inserts arriving meanwhile queue up behind it.
-my ($conv_out, $conv_err) = ('', '');
-my $conv = IPC::Run::start(
-	[
-		'psql', '-X', '-v', 'ON_ERROR_STOP=1', '-At',
-		'-d', $node->connstr('postgres'), '-c', q{BEGIN;
-SELECT snowid_convert_column('orders', 'id');
-SELECT snowid_convert_column('slips', 'no', ticket => 'slips_no');
-SELECT pg_sleep(1);
-COMMIT;}
-	],
-	'>', \$conv_out, '2>', \$conv_err,
-	IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+# One transaction converts both tables and stays open until inserts are
+# seen queued behind its lock; then it commits and they go on.
+my $conv = $node->background_psql('postgres');
+$conv->query_safe('BEGIN');
+my $conv_out = $conv->query(q{SELECT snowid_convert_column('orders', 'id');
+SELECT snowid_convert_column('slips', 'no', ticket => 'slips_no')});
+unlike($conv->{stderr}, qr/ERROR/, 'the conversion ran (its transaction still open)');
 ok( $node->poll_query_until(
 		'postgres', q{SELECT count(*) > 0 FROM pg_stat_activity
 		 WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT%'}),
 	'inserts wait for the conversion');
-IPC::Run::finish($conv);
-is($?, 0, 'the conversion committed') or diag $conv_err;
+ok($bench->{handle}->pumpable, 'pgbench was still running when the conversion committed');
+$conv->query_safe('COMMIT');
+$conv->quit;
+pass('the conversion committed');
 like($conv_out, qr/^public\.snowid_next\(\)\npublic\.snowid_ticket_next\('public\.slips_no'::regclass\)$/m,
 	'it returned both new defaults');
 
