@@ -116,10 +116,8 @@ note "rows inserted when each step ended: @progress; offset:lead_ms:ms since the
 my $pgbench_ok = $pgbench->finish;
 note "pgbench: $pgb_out";
 ok($pgbench_ok, 'pgbench succeeded') or diag $pgb_err;
-my ($processed) = $pgb_out =~ /number of transactions actually processed: (\d+)/;
-$processed //= 0;
-like($pgb_out, qr{number of failed transactions: 0 }, 'no transaction failed')
-  if $pgb_out =~ /number of failed transactions/;
+my $processed = pgbench_processed({ out => $pgb_out }) // 0;
+like($pgb_out, qr{number of failed transactions: 0 }, 'no transaction failed');
 cmp_ok($processed, '>', 0, "pgbench processed transactions ($processed)");
 
 my $rows = $processed * $rows_per_txn;
