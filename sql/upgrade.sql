@@ -123,6 +123,9 @@ SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 -- 1.7: converting columns, who may generate, IDs as UUIDs.
 ALTER EXTENSION snowid UPDATE TO '1.7';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+-- 1.8: no caller, copy or forgetful registry makes a duplicate.
+ALTER EXTENSION snowid UPDATE TO '1.8';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 DROP SEQUENCE upgrade_keep, upgrade_13;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
