@@ -1292,10 +1292,120 @@ REVOKE ALL ON FUNCTION snowid_pool_create(text, regtype, bigint, boolean) FROM P
 COMMENT ON FUNCTION snowid_pool_create(text, regtype, bigint, boolean) IS
 'registry: creates a pool of values (integer or bigint, from start) handed out in ranges to members; upstream => true draws them from the pool of the same name on this server''s own registry';
 
+-- No member holds a registry lock beyond one call.  A member's login role
+-- writes registry rows only through the functions here, each one statement
+-- of its worker; a role that leaves the transaction of such a call open,
+-- or makes the call part of a long statement, would hold the rows it
+-- locked for as long as it likes.  Refusing calls in a transaction block
+-- would not stop the long statement, so a caller that finds a row locked
+-- ends the holder instead: sessions that are not a superuser's and hold a
+-- row lock or a write on one of p_tables in this database are waited for
+-- until their transaction is 1 s old, then terminated (each waited for up
+-- to 1 s).  True when none is left, so that the caller tries once more;
+-- false when a superuser's session holds on.
+CREATE FUNCTION snowid_registry_unblock(p_tables regclass[])
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_until timestamptz := pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) '3 s'::pg_catalog.interval;
+	v_b record;
+	v_wait boolean;
+	v_held boolean;
+BEGIN
+	LOOP
+		v_wait := false;
+		v_held := false;
+		FOR v_b IN
+			SELECT DISTINCT l.pid, a.xact_start, coalesce(r.rolsuper, true) AS super
+			  FROM pg_catalog.pg_locks l
+			  JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) l.pid
+			  LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.usesysid
+			 WHERE l.locktype OPERATOR(pg_catalog.=) 'relation' AND l.granted
+			   AND l.mode OPERATOR(pg_catalog.=) ANY ('{RowShareLock,RowExclusiveLock}'::pg_catalog.text[])
+			   AND l.database OPERATOR(pg_catalog.=)
+				   (SELECT d.oid FROM pg_catalog.pg_database d
+					 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+			   AND l.relation OPERATOR(pg_catalog.=) ANY (p_tables::pg_catalog.oid[])
+			   AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+		LOOP
+			IF v_b.super THEN
+				v_held := true;
+			ELSIF v_b.xact_start IS NULL THEN
+				CONTINUE;		-- its transaction ended meanwhile
+			ELSIF v_b.xact_start OPERATOR(pg_catalog.>)
+				  (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) '1 s'::pg_catalog.interval) THEN
+				v_wait := true;	-- a call still running
+			ELSE
+				BEGIN
+					IF NOT pg_catalog.pg_terminate_backend(v_b.pid, 1000) THEN
+						v_held := true;
+					END IF;
+				EXCEPTION WHEN insufficient_privilege THEN
+					-- (the extension's owner is not a superuser)
+					v_held := true;
+				END;
+			END IF;
+		END LOOP;
+		IF v_held OR (v_wait AND pg_catalog.clock_timestamp() OPERATOR(pg_catalog.>) v_until) THEN
+			RETURN false;
+		ELSIF NOT v_wait THEN
+			RETURN true;
+		END IF;
+		PERFORM pg_catalog.pg_sleep(0.01);
+	END LOOP;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_unblock(regclass[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_unblock(regclass[]) IS
+'registry, internal: waits for, then terminates, sessions that are not a superuser''s and have held a row lock on the tables for more than 1 s; true when none is left';
+
+-- The pool's row locked for this transaction (NOWAIT, then once more after
+-- snowid_registry_unblock); lock_not_available if it stays held.
+CREATE FUNCTION snowid_pool_lock(p_pool text)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	FOR v_try IN 1..2 LOOP
+		BEGIN
+			PERFORM FROM @extschema@.snowid_pool p WHERE p.name = p_pool
+			  FOR UPDATE NOWAIT;
+			RETURN;
+		EXCEPTION WHEN lock_not_available THEN
+			IF v_try = 2 OR NOT @extschema@.snowid_registry_unblock(
+					ARRAY[pg_catalog.format('%I.snowid_pool', '@extschema@')::regclass,
+						  pg_catalog.format('%I.snowid_pool_range', '@extschema@')::regclass]) THEN
+				RAISE;
+			END IF;
+		END;
+	END LOOP;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_pool_lock(text) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_pool_lock(text) IS
+'registry, internal: locks a pool''s row for a grant, report or return, ending a member''s session that has held it for more than 1 s';
+
 -- A member's report of the ranges it holds (as granted): each one inside
 -- its pool's values that no range row covers is recorded, and nothing up
 -- to its end is granted again.  Pools are taken in name order, so that two
--- reports never wait for each other's pool rows in a cycle.
+-- reports never wait for each other's pool rows in a cycle.  A range that
+-- moves the pool (reaching its lowest value never granted) must lie where
+-- one grant to the reporter could have been: ending within one grant's
+-- size (max_grant_share) of that value as the call found it, and counted
+-- with the role's grants against max_grants_per_hour; otherwise the call
+-- is refused (22023) and records nothing.  A superuser's calls are not
+-- bounded, as its grants are not.
 CREATE FUNCTION snowid_pool_report(p_node_id integer,
 								   p_system_identifier numeric,
 								   p_start_id text,
@@ -1318,6 +1428,15 @@ DECLARE
 	v_rows integer;
 	v_count integer := 0;
 	v_share double precision;
+	v_super boolean;
+	v_next bigint;
+	v_left numeric;
+	v_n numeric;
+	v_bound_pool text;
+	v_bound numeric;
+	v_moves bigint;
+	v_limit integer;
+	v_request text;
 BEGIN
 	IF coalesce(cardinality(p_pool), 0) <> coalesce(cardinality(p_first), 0) OR
 	   coalesce(cardinality(p_pool), 0) <> coalesce(cardinality(p_last), 0) THEN
@@ -1337,8 +1456,12 @@ BEGIN
 	END IF;
 	SELECT v.holder INTO v_holder
 	  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = p_node_id;
-	SELECT s.max_grant_share INTO v_share FROM @extschema@.snowid_registry_settings s;
+	SELECT s.max_grant_share, s.max_grants_per_hour INTO v_share, v_limit
+	  FROM @extschema@.snowid_registry_settings s;
 	v_share := coalesce(v_share, 0.01);
+	v_limit := coalesce(v_limit, 60);
+	v_super := coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r
+						  WHERE r.rolname = session_user), false);
 
 	-- A lost grant is no longer than the largest grant the pool could have
 	-- made, overlaps no range the registry knows, and a member holds at
@@ -1360,6 +1483,7 @@ BEGIN
 			SELECT FROM @extschema@.snowid_pool_range r
 			 WHERE r.pool = v_h.pool AND r.first_value <= v_h.hi
 			   AND v_h.lo <= r.last_value);
+		v_request := NULL;
 		IF v_h.upstream THEN
 			PERFORM @extschema@.snowid_pool_skip(v_h.pool, v_h.hi);
 		ELSE
@@ -1371,10 +1495,47 @@ BEGIN
 				v_after := v_h.hi + 1;
 			END IF;
 			-- before the row, so that a grant racing for the same values
-			-- finds the pool row locked (a pool row held by a transaction
-			-- still open makes the report fail at once, to be sent again)
-			PERFORM FROM @extschema@.snowid_pool p WHERE p.name = v_h.pool
-			  FOR UPDATE NOWAIT;
+			-- finds the pool row locked (a pool row held by another
+			-- member's transaction for more than 1 s: that session ends)
+			PERFORM @extschema@.snowid_pool_lock(v_h.pool);
+			SELECT p.next_value INTO v_next
+			  FROM @extschema@.snowid_pool p WHERE p.name = v_h.pool;
+			IF v_h.hi >= v_next AND NOT v_super THEN
+				IF v_bound_pool IS DISTINCT FROM v_h.pool THEN
+					-- the most one grant could take from where the pool
+					-- stands (as snowid_pool_grant sizes it for any want)
+					v_bound_pool := v_h.pool;
+					v_left := v_h.maxvalue::numeric - v_next + 1;
+					v_n := greatest(ceil(v_left * v_share::numeric), 1024);
+					IF v_left < 4 * v_n THEN
+						v_n := least(v_n, greatest(ceil(v_left / 4), least(v_left, 64)));
+					END IF;
+					v_bound := v_next::numeric + v_n - 1;
+					SELECT count(*) INTO v_moves
+					  FROM @extschema@.snowid_pool_range r
+					 WHERE r.pool = v_h.pool AND r.holder_role = session_user
+					   AND (NOT r.reported OR r.request LIKE 'reported+:%')
+					   AND r.granted_at > v_now - interval '1 hour';
+				END IF;
+				IF v_h.hi > v_bound THEN
+					RAISE EXCEPTION 'values % to % of pool "%" are not where a grant to this member could have been',
+						v_h.lo, v_h.hi, v_h.pool
+						USING ERRCODE = 'invalid_parameter_value',
+							  DETAIL = format('The pool has granted the values below %s, and one grant from there ends at %s at the most (snowid_registry_settings.max_grant_share); nothing of this report is recorded.',
+											  v_next, v_bound),
+							  HINT = 'A member reports only ranges it was granted.  A registry that lost more of a pool than one grant needs a superuser to set the pool''s next_value above every range still held.';
+				END IF;
+				IF v_moves >= v_limit THEN
+					RAISE EXCEPTION 'this login role was granted or reported % ranges of pool "%" in the last hour, the most the registry grants',
+						v_moves, v_h.pool
+						USING ERRCODE = 'invalid_parameter_value',
+							  DETAIL = 'A report that moves a pool counts as a grant (snowid_registry_settings.max_grants_per_hour); nothing of this report is recorded.';
+				END IF;
+				v_moves := v_moves + 1;
+				v_request := 'reported+:' || v_h.lo;
+			ELSE
+				v_request := 'reported:' || v_h.lo;
+			END IF;
 			UPDATE @extschema@.snowid_pool p SET next_value = v_after
 			 WHERE p.name = v_h.pool AND p.next_value <= v_h.hi;
 		END IF;
@@ -1382,7 +1543,7 @@ BEGIN
 			(pool, node_id, holder, system_identifier, request, first_value,
 			 last_value, granted_at, returned_from, reported, start_id, holder_role)
 		VALUES (v_h.pool, p_node_id, v_holder, p_system_identifier,
-				'reported:' || v_h.lo, v_h.lo, v_h.hi, v_now, NULL, true,
+				coalesce(v_request, 'reported:' || v_h.lo), v_h.lo, v_h.hi, v_now, NULL, true,
 				p_start_id, pg_catalog.session_user())
 		ON CONFLICT DO NOTHING;
 		GET DIAGNOSTICS v_rows = ROW_COUNT;
@@ -1514,13 +1675,17 @@ BEGIN
 		-- first is still running) undoes this one and returns that one.
 		BEGIN
 			IF v_pool.upstream THEN
+				-- (the range row's key share on the pool row waits for
+				-- no member's open transaction either)
+				PERFORM @extschema@.snowid_pool_lock(p_pool);
 				SELECT t.first_value, t.last_value, t.state
 				  INTO v_first, v_last, v_state
 				  FROM @extschema@.snowid_pool_take(p_pool, p_want) t;
 			ELSIF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r
 						WHERE r.rolname = session_user) AND
 				  (SELECT count(*) FROM @extschema@.snowid_pool_range r
-					WHERE r.pool = p_pool AND NOT r.reported
+					WHERE r.pool = p_pool
+					  AND (NOT r.reported OR r.request LIKE 'reported+:%')
 					  AND r.holder_role = session_user
 					  AND r.granted_at > v_now - interval '1 hour') >=
 				  (SELECT coalesce(max(s.max_grants_per_hour), 60)
@@ -1532,8 +1697,7 @@ BEGIN
 				SELECT s.max_grant_share INTO v_share
 				  FROM @extschema@.snowid_registry_settings s;
 				v_share := coalesce(v_share, 0.01);
-				PERFORM FROM @extschema@.snowid_pool p WHERE p.name = p_pool
-				  FOR UPDATE NOWAIT;
+				PERFORM @extschema@.snowid_pool_lock(p_pool);
 				LOOP
 					SELECT p.next_value INTO v_next
 					  FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
@@ -1719,8 +1883,8 @@ BEGIN
 		PERFORM FROM @extschema@.snowid_pool_range r
 		  WHERE r.pool = p_pool AND r.first_value = v_range.first_value
 		  FOR UPDATE NOWAIT;
-		SELECT p.* INTO v_pool FROM @extschema@.snowid_pool p WHERE p.name = p_pool
-		  FOR UPDATE NOWAIT;
+		PERFORM @extschema@.snowid_pool_lock(p_pool);
+		SELECT p.* INTO v_pool FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
 		IF v_pool.upstream THEN
 			v_done := @extschema@.snowid_pool_untake(p_pool, p_unused_from,
 													 v_range.last_value);

@@ -1,0 +1,210 @@
+
+# Copyright (c) snowid contributors
+#
+# Pools attacked from a member's login role (issue 29, findings 2 and 7).
+# A registry database "reg" with the integer pool 'orders'; member B (a
+# real server, node 2, login role m_b) draws its pooled ticket 't' from it.
+# The attacker (login role m_x) and a second member (m_v) call the
+# registry's functions directly, each holding a node it claimed (5 and 6).
+#
+# 1. A report of a "lost" range of 1,024 values at the pool's top is
+#    refused (22023): nothing recorded, next_value and values_left
+#    unchanged.  So are a small range far above next_value and four ranges
+#    that together reach beyond one grant from it.
+# 2. A report a real grant could have been (just above next_value, smaller
+#    than one grant) is recorded and moves the pool by its size only.
+# 3. The attacker holds a grant's transaction open for 10 s: m_v's grant
+#    answers 'granted' within 3 s, and the attacker's session is ended.
+# 4. Again, with grants of about 2,000 values (max_grant_share): B's pooled
+#    ticket keeps issuing while the attacker holds, every call succeeds and
+#    no value comes out twice.
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
+use Time::HiRes qw(time sleep);
+
+my $registry = PostgreSQL::Test::Cluster->new('registry');
+$registry->init;
+$registry->start;
+$registry->safe_psql(
+	'postgres', q{
+CREATE ROLE regowner LOGIN;
+CREATE DATABASE reg OWNER regowner;
+CREATE ROLE snowid_members;
+CREATE ROLE m_b LOGIN IN ROLE snowid_members;
+CREATE ROLE m_v LOGIN IN ROLE snowid_members;
+CREATE ROLE m_x LOGIN IN ROLE snowid_members;
+});
+$registry->safe_psql(
+	'reg', q{
+CREATE EXTENSION snowid;
+GRANT EXECUTE ON FUNCTION
+	snowid_registry_claim(integer, boolean, integer, text, text, text, integer,
+		numeric, text, text, text, boolean, bigint, bigint, bigint, bigint),
+	snowid_registry_release(integer, text, text, bigint),
+	snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]),
+	snowid_pool_report(integer, numeric, text, text, text[], bigint[], bigint[]),
+	snowid_pool_return(text, integer, numeric, text, text, bigint, bigint)
+	TO snowid_members;
+SELECT snowid_pool_create('orders', 'integer');
+});
+my $conninfo = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=reg';
+
+my $b = snowid_node('B', 2,
+	"snowid.registry = '$conninfo user=m_b application_name=B'\n"
+	  . "snowid.lease = '60s'\n");
+$b->start;
+$b->safe_psql('postgres', q{
+CREATE EXTENSION snowid;
+SELECT snowid_ticket_create('t', pool => 'orders');
+CREATE TABLE vals(v bigint NOT NULL);
+});
+ok(wait_registry_state($b, 'ok'), 'B holds node 2');
+# (the layout the registry took from its first member)
+my $layout = $registry->safe_psql('reg', 'SELECT layout FROM snowid_registry_settings');
+$b->safe_psql('postgres',
+	"INSERT INTO vals SELECT snowid_ticket_next('t') FROM generate_series(1, 1000)");
+
+# A node claimed directly by $role, as the start $start with its secret.
+sub claim
+{
+	my ($role, $node, $start) = @_;
+	return $registry->safe_psql(
+		'reg',
+		"SELECT result FROM snowid_registry_claim($node, false, 1023, \$\$$layout\$\$, "
+		  . "'x', '$role', 1, 1, '$start', repeat('s', 32), NULL, false, 60000, 0, 0, NULL)",
+		extra_params => [ '-U', $role ]);
+}
+is(claim('m_x', 5, 'evil5'), 'ok', 'the attacker holds node 5');
+is(claim('m_v', 6, 'vic6'), 'ok', 'm_v holds node 6');
+
+# The attacker's report of the ranges (lo, hi) of pool orders.
+sub report
+{
+	my (@ranges) = @_;
+	my $n = @ranges;
+	my $firsts = join ',', map { $_->[0] } @ranges;
+	my $lasts = join ',', map { $_->[1] } @ranges;
+	return $registry->psql(
+		'reg',
+		"\\set VERBOSITY verbose\nSELECT snowid_pool_report(5, 1, 'evil5', repeat('s', 32), "
+		  . "array_fill('orders'::text, ARRAY[$n]), '{$firsts}', '{$lasts}')",
+		extra_params => [ '-U', 'm_x' ]);
+}
+
+sub pool_state
+{
+	return $registry->safe_psql('reg',
+		"SELECT next_value || ' ' || values_left FROM snowid_pools WHERE name = 'orders'");
+}
+
+sub ranges_of_5
+{
+	return $registry->safe_psql('reg',
+		'SELECT count(*) FROM snowid_pool_ranges WHERE node_id = 5');
+}
+
+# ==== 1. reports no grant could have been ====
+
+my $before = pool_state();
+my ($next) = split / /, $before;
+my ($rc, $out, $err) = report([ 2147482624, 2147483647 ]);
+isnt($rc, 0, 'a lost range of 1,024 values at the top of the pool: refused');
+like($err, qr/22023.*not where a grant to this member could have been/s,
+	'... with 22023 saying why');
+is(pool_state(), $before, '... next_value and values_left unchanged');
+is(ranges_of_5(), '0', '... and nothing recorded');
+
+($rc, $out, $err) = report([ $next + 100_000_000, $next + 100_000_999 ]);
+like($err, qr/22023/, 'a small range far above next_value: refused');
+is(pool_state(), $before, '... the pool unchanged');
+
+# one grant from next_value is 1% of what is left (max_grant_share 0.01)
+my $grant = $registry->safe_psql('reg',
+	"SELECT ceil(values_left * 0.01) FROM snowid_pools WHERE name = 'orders'");
+($rc, $out, $err) = report(map { [ $next + $_ * $grant, $next + ($_ + 1) * $grant - 1 ] } 0 .. 3);
+like($err, qr/22023/,
+	'four ranges of one grant each from next_value in one call: refused');
+is(pool_state(), $before, '... the pool unchanged');
+is(ranges_of_5(), '0', '... and nothing recorded');
+
+# ==== 2. a report a grant could have been ====
+
+($rc, $out, $err) = report([ $next, $next + 999 ]);
+is($out, '1', 'a range just above next_value, smaller than a grant: recorded');
+my ($next2, $left2) = split / /, pool_state();
+my (undef, $left1) = split / /, $before;
+is($next2, $next + 1000, '... next_value moves past it');
+is($left1 - $left2, 1000, '... values_left falls by its size only');
+
+# ==== 3. a grant's transaction held open ====
+
+# The attacker's grant, then a sleep in the same transaction.
+sub hold
+{
+	my ($key, $secs) = @_;
+	my %h = (out => '', err => '');
+	$h{handle} = IPC::Run::start(
+		[
+			'psql', '-X', '-h', $registry->host, '-p', $registry->port,
+			'-U', 'm_x', '-d', 'reg', '-c',
+			"BEGIN; SELECT result FROM snowid_pool_grant('orders', 5, 1, 'evil5', repeat('s', 32), '$key', 1000, '{}', '{}'); "
+			  . "SELECT pg_sleep($secs); COMMIT;"
+		],
+		'>', \$h{out}, '2>', \$h{err});
+	$registry->poll_query_until('reg',
+		"SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'm_x' AND wait_event = 'PgSleep'")
+	  or die 'the attacker never slept';
+	return \%h;
+}
+
+my $h = hold('k1', 10);
+my $t0 = time;
+my $res = $registry->safe_psql('reg',
+	"SELECT result FROM snowid_pool_grant('orders', 6, 1, 'vic6', repeat('s', 32), 'v1', 1000, '{}', '{}')",
+	extra_params => [ '-U', 'm_v' ]);
+my $took = time - $t0;
+is($res, 'granted', "another member's grant while the attacker holds the pool: granted");
+cmp_ok($took, '<', 3, "... within 3 s (took ${\ sprintf('%.1f', $took)} s)");
+$h->{handle}->finish;
+like($h->{err}, qr/terminat/, "... and the attacker's session was ended");
+
+# ==== 4. a member's pooled ticket while the attacker holds ====
+
+# grants of about 2,000 values, so that B asks every few hundred calls
+$registry->safe_psql('reg', 'UPDATE snowid_registry_settings SET max_grant_share = 0.000001');
+$b->safe_psql('postgres',
+	"INSERT INTO vals SELECT snowid_ticket_next('t') FROM generate_series(1, 5000)");
+my $ranges = $registry->safe_psql('reg',
+	'SELECT count(*) FROM snowid_pool_ranges WHERE node_id = 2');
+$h = hold('k2', 10);
+my ($calls, $failed) = (0, 0);
+my $until = time + 8;
+while (time < $until)
+{
+	my ($r) = $b->psql('postgres',
+		"INSERT INTO vals SELECT snowid_ticket_next('t') FROM generate_series(1, 200)");
+	$calls++;
+	$failed++ if $r != 0;
+	sleep 0.05;
+}
+$h->{handle}->finish;
+cmp_ok($calls, '>', 10, "B's ticket was called $calls times while the attacker held");
+is($failed, 0, '... every call issued its values');
+cmp_ok($registry->safe_psql('reg',
+		'SELECT count(*) FROM snowid_pool_ranges WHERE node_id = 2'),
+	'>', $ranges + 2, '... from ranges granted meanwhile');
+is($b->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT v) FROM vals'),
+	'0', '... and no value came out twice');
+
+$b->stop;
+$registry->stop;
+done_testing();
