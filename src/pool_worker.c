@@ -52,8 +52,8 @@
 
 #define SNOWID_POOL_TIMEOUT_MS 10000
 
-/* the registry refused a report: not asked again until the worker restarts */
-static bool report_refused = false;
+/* the last error a report got, logged once (until another one comes) */
+static char *last_report_error = NULL;
 static char *last_failure = NULL;	/* last pool failure logged */
 
 /*
@@ -332,7 +332,7 @@ snowid_pools_serve(int node, const char *start, char **error)
 	appendStringInfoChar(&firsts, '}');
 	appendStringInfoChar(&lasts, '}');
 
-	if (ok && reported > 0 && !report_refused)
+	if (ok && reported > 0)
 	{
 		char		node_text[16];
 		char		sysid_text[32];
@@ -358,16 +358,35 @@ snowid_pools_serve(int node, const char *start, char **error)
 								   &failed);
 		pfree(sql);
 		if (res != NULL)
+		{
 			PQclear(res);
+			if (last_report_error != NULL)
+			{
+				pfree(last_report_error);
+				last_report_error = NULL;
+			}
+		}
 		else if (!failed)
 			ok = false;
 		else
 		{
-			/* not allowed to report: say so once; the lease goes on */
-			ereport(LOG,
-					(errmsg("snowid could not report its pool ranges to the registry: %s", *error),
-					 errhint("Grant EXECUTE on snowid_pool_grant, snowid_pool_report and snowid_pool_return to the role members connect as.")));
-			report_refused = true;
+			/*
+			 * Refused (not allowed to report, or a range the registry
+			 * cannot place yet: one more than a grant above what it
+			 * remembers of a pool, which other members' reports may
+			 * move): say so once, send it again at the next heartbeat;
+			 * the lease goes on.
+			 */
+			if (last_report_error == NULL || strcmp(last_report_error, *error) != 0)
+			{
+				ereport(LOG,
+						(errmsg("snowid could not report its pool ranges to the registry: %s", *error),
+						 errdetail("The report is sent again at every heartbeat."),
+						 errhint("Where permission was denied, grant EXECUTE on snowid_pool_grant, snowid_pool_report and snowid_pool_return to the role members connect as.")));
+				if (last_report_error != NULL)
+					pfree(last_report_error);
+				last_report_error = MemoryContextStrdup(TopMemoryContext, *error);
+			}
 			pfree(*error);
 			*error = NULL;
 		}

@@ -18,6 +18,9 @@
 # 4. Again, with grants of about 2,000 values (max_grant_share): B's pooled
 #    ticket keeps issuing while the attacker holds, every call succeeds and
 #    no value comes out twice.
+# 5. B's heartbeat report of ranges a registry forgot, refused while they lie
+#    more than one grant above next_value, is sent again at later
+#    heartbeats and recorded once they lie within one.
 
 use strict;
 use warnings;
@@ -204,6 +207,35 @@ cmp_ok($registry->safe_psql('reg',
 	'>', $ranges + 2, '... from ranges granted meanwhile');
 is($b->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT v) FROM vals'),
 	'0', '... and no value came out twice');
+
+# ==== 5. a registry that forgot B's ranges ====
+
+# Its rows of B's last ranges gone and next_value far below them (a restore
+# stands in): B's heartbeat report is refused, more than one grant above
+# next_value; once the pool stands within a grant of them (here a larger
+# max_grant_share; other members' reports would move next_value), a later
+# heartbeat records them.
+my $top = $registry->safe_psql('reg',
+	'SELECT max(last_value) FROM snowid_pool_ranges WHERE node_id = 2');
+my $offset = -s $b->logfile;
+$registry->safe_psql('reg', qq{
+DELETE FROM snowid_pool_range WHERE node_id = 2 AND last_value > $top - 20000;
+UPDATE snowid_pool SET next_value = greatest(1, $top - 20000) WHERE name = 'orders';
+});
+ok($b->wait_for_log(qr/could not report its pool ranges.*not where a grant/, $offset),
+	"B's report of ranges one grant beyond next_value is refused");
+$registry->safe_psql('reg', 'UPDATE snowid_registry_settings SET max_grant_share = 0.01');
+my $recorded = 0;
+for (1 .. 150)
+{
+	$recorded = $registry->safe_psql('reg',
+		'SELECT count(*) FROM snowid_pool_ranges WHERE node_id = 2 AND reported');
+	last if $recorded > 0;
+	sleep 0.1;
+}
+cmp_ok($recorded, '>', 0, '... and recorded at a later heartbeat once it lies within a grant');
+is($registry->safe_psql('reg', "SELECT next_value FROM snowid_pools WHERE name = 'orders'"),
+	$top + 1, '... the pool moving past them');
 
 $b->stop;
 $registry->stop;
