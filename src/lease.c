@@ -179,6 +179,8 @@ snowid_registry_read(SnowidRegistryShared *r, SnowidRegistryShared *copy)
 	memcpy(copy->registry, r->registry, sizeof(copy->registry));
 	memcpy(copy->holder, r->holder, sizeof(copy->holder));
 	memcpy(copy->detail, r->detail, sizeof(copy->detail));
+	copy->unconfirmed = r->unconfirmed;
+	memcpy(copy->unproven_why, r->unproven_why, sizeof(copy->unproven_why));
 	SpinLockRelease(&r->mutex);
 }
 
@@ -237,6 +239,36 @@ snowid_state_name(SnowidRegistryState state)
 }
 
 /*
+ * The gate is shut on a start that cannot prove it holds the lease in its
+ * lease file (lease_file.c) and has no answer of the registry yet: fail,
+ * saying why and when it retries, what being "IDs" or a pool's values.
+ * Returns if this start is not in that case.
+ */
+void
+snowid_refuse_unconfirmed(const char *what)
+{
+	SnowidRegistryShared copy;
+
+	if (snowid_registry == NULL)
+		return;
+	snowid_registry_read(snowid_registry, &copy);
+	if (!copy.unconfirmed || (copy.state != SNOWID_REGISTRY_CONNECTING &&
+							  copy.state != SNOWID_REGISTRY_UNREACHABLE))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("snowid issues no %s under the lease of node %d until the registry confirms it",
+					what, copy.node_id),
+			 errdetail("This start cannot prove it is the server that holds the lease: %s.  A copy, a restore, a promoted standby or a start after a reboot waits for the registry; %s.",
+					   copy.unproven_why,
+					   copy.state == SNOWID_REGISTRY_UNREACHABLE ?
+					   "the registry cannot be reached" :
+					   "the registry has not granted the node yet"),
+			 errhint("The background worker retries every 1 to 4 s; once the registry answers it waits up to %d s for a running holder of the lease to re-assert it, then this server issues if the registry grants it the node.  snowid_registry_status() shows the state.",
+					 SNOWID_REGISTRY_REASSERT_MS / 1000)));
+}
+
+/*
  * The gate is shut.  While the worker has not yet heard from the registry
  * the caller waits for it, within snowid.max_wait; otherwise, or after
  * that, it fails with the reason.  Returns the gate once it opens.
@@ -274,6 +306,8 @@ snowid_gate_closed(SnowidShared *shared, const SnowidLayout *layout)
 				 errdetail("Every server that generates snowids needs a node ID of its own, from 0 to " INT64_FORMAT ".",
 						   snowid_max_node(layout)),
 				 errhint("Set snowid.node_id in postgresql.conf and restart the server, or name a registry in snowid.registry to have one assigned.")));
+
+	snowid_refuse_unconfirmed("IDs");
 
 	if (copy.state == SNOWID_REGISTRY_CONFLICT)
 	{

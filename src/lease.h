@@ -30,6 +30,15 @@ typedef enum SnowidRegistryState
 #define SNOWID_REGISTRY_HEARTBEAT_MS 1000
 #define SNOWID_REGISTRY_TAKEOVER_MS 5000
 
+/*
+ * How long a start that cannot prove it holds its lease (lease_file.c)
+ * waits, once the registry answers, before it takes its earlier start's
+ * lease over: a running holder of that lease retries at least every 4 s
+ * (registry_worker.c's backoff) and re-asserts it in that time.
+ */
+#define SNOWID_REGISTRY_REASSERT_MS 10000
+#define SNOWID_BOOT_ID_LEN 36	/* /proc/sys/kernel/random/boot_id */
+
 #define SNOWID_START_ID_LEN 32	/* hex digits of a start identity */
 #define SNOWID_REGISTRY_TEXT 512
 
@@ -42,6 +51,8 @@ typedef enum SnowidRegistryState
  * auto_node, deadline, last_contact, unreachable_since, conflict_layout,
  * holder, detail, unchecked, the registry's identity and the counters).
  * The registry's identity is also set up by lease_file.c from the file.
+ * unconfirmed is set by lease_file.c at start and cleared by
+ * registry_claim.c when the registry grants a node.
  * Backends only read, under the spinlock (snowid_registry_read) or the
  * atomics.
  */
@@ -83,6 +94,22 @@ typedef struct SnowidRegistryShared
 								 * lease file names: a copy of a data
 								 * directory (a snapshot), or a move */
 	bool		started_as_standby;
+
+	/*
+	 * The data directory's device and inode and the host's boot ID are
+	 * those the lease file recorded at the registry's last confirmation:
+	 * this start is the same server in place, in the same boot of its host.
+	 * Only then does it resume on its lease while the registry is away.
+	 */
+	bool		proven;
+
+	/*
+	 * The lease file holds a live lease this start cannot prove is its own
+	 * (a copy, a restore, a promoted standby, a start after a reboot):
+	 * nothing is issued until the registry grants a node; why, in words.
+	 */
+	bool		unconfirmed;
+	char		unproven_why[128];
 	TimestampTz fallback_deadline;	/* the local lease file's, 0 if untrusted */
 	TimestampTz persisted_deadline; /* what the local lease file holds */
 
@@ -114,6 +141,7 @@ extern void snowid_registry_read(SnowidRegistryShared *r,
 extern const char *snowid_state_name(SnowidRegistryState state);
 extern bool snowid_sees_members(void);
 extern char *snowid_registry_detail_for_user(const SnowidRegistryShared *copy);
+extern void snowid_refuse_unconfirmed(const char *what);
 
 /* lease_file.c */
 extern void snowid_registry_shmem_startup(void);

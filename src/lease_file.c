@@ -8,17 +8,26 @@
  * renamed, keeps the lease across a restart:
  *
  *	 snowid-lease-1 <node> <auto> <start id> <deadline> <port> <host>
- *		<registry> <database>
+ *		<registry> <database> <dev> <inode> <boot id>
  *
  * (deadline in microseconds since 2000-01-01, 0 once released; the
  * registry the lease is held from by its system identifier, 0 while
  * unknown, and its database in hex, "-" while unknown).  A file without
  * the last two fields (before 1.5) is read with the registry unknown: it
- * is learned when the registry next answers.  A start
- * trusts it to issue before the registry answers only when the registry
- * cannot be reached, and only on the same host and port, never in a data
- * directory started from a base backup (backup_label present at start,
- * without standby.signal: a clone, or a restore) or as a standby.  Its
+ * is learned when the registry next answers.  The last three (from 1.8)
+ * are the facts of the start that wrote it: the data directory's device
+ * and inode and the host's boot ID ("-" if unknown); every write follows
+ * an answer of the registry, so they are those of the last start the
+ * registry confirmed.  A start trusts the file to issue before the
+ * registry answers only when the registry cannot be reached, and only when
+ * it proves it is that server, in place, in the same boot of its host:
+ * same host and port, same device, inode and boot ID, not from a base
+ * backup (backup_label present at start, without standby.signal: a clone,
+ * or a restore), not as a standby.  Any other start (a copy, a restore, a
+ * promoted standby, a start after a reboot, a file of 1.7) waits for the
+ * registry, and takes its earlier start's lease over only once the
+ * registry has answered for SNOWID_REGISTRY_REASSERT_MS: a copy's
+ * original, resuming on the same lease, has re-asserted it by then.  Its
  * start ID is presented to the registry as this server's predecessor, so
  * that a restart after a crash takes its own lease over.  A start from a
  * backup clears the lease (keeping an assigned node as a wish).
@@ -27,6 +36,7 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "durable.h"
@@ -50,6 +60,12 @@ static char start_id[SNOWID_START_ID_LEN + 1];
 static char start_secret[SNOWID_START_ID_LEN + 1];
 static bool start_from_backup;
 static bool start_as_standby;
+static unsigned long long start_dev;	/* of the data directory */
+static unsigned long long start_ino;
+static char start_boot[SNOWID_BOOT_ID_LEN + 1];	/* "-" if unknown */
+
+static void snowid_learn_place(unsigned long long *dev,
+							   unsigned long long *ino, char *boot);
 
 /* ---- the local lease file ---- */
 
@@ -63,6 +79,10 @@ typedef struct SnowidLeaseFile
 	char		host[256];
 	uint64		registry_sysid; /* 0 if unknown */
 	char		registry_db[NAMEDATALEN];
+	bool		has_facts;		/* from 1.8: the three below */
+	unsigned long long dev;
+	unsigned long long ino;
+	char		boot[SNOWID_BOOT_ID_LEN + 1];
 } SnowidLeaseFile;
 
 /*
@@ -125,12 +145,15 @@ snowid_lease_read(SnowidLeaseFile *f)
 	len = read(fd, buf, sizeof(buf) - 1);
 	CloseTransientFile(fd);
 	buf[Max(len, 0)] = '\0';
-	fields = sscanf(buf, "%31s %d %d %32s %lld %d %255s %llu %127s", magic,
-					&f->node_id, &auto_node, f->start_id, &deadline, &f->port,
-					f->host, &sysid, db_word);
+	fields = sscanf(buf, "%31s %d %d %32s %lld %d %255s %llu %127s %llu %llu %36s",
+					magic, &f->node_id, &auto_node, f->start_id, &deadline,
+					&f->port, f->host, &sysid, db_word, &f->dev, &f->ino,
+					f->boot);
 	if (fields == 7)
 		strcpy(db_word, "-");	/* before 1.5: the registry is not known */
-	if ((fields != 7 && fields != 9) ||
+	/* before 1.8: no facts of the start that wrote it, nothing proven */
+	f->has_facts = fields == 12;
+	if ((fields != 7 && fields != 9 && fields != 12) ||
 		strcmp(magic, SNOWID_LEASE_MAGIC) != 0 || f->node_id < -1 ||
 		strspn(f->start_id, "0123456789abcdef") != SNOWID_START_ID_LEN ||
 		!snowid_lease_db_decode(db_word, f->registry_db))
@@ -187,10 +210,11 @@ snowid_lease_persist(int node_id, TimestampTz deadline, bool force,
 
 	snowid_this_host(host, sizeof(host));
 	snowid_lease_db_encode(registry_db, db_word);
-	line = psprintf("%s %d %d %s " INT64_FORMAT " %d %s " UINT64_FORMAT " %s\n",
+	line = psprintf("%s %d %d %s " INT64_FORMAT " %d %s " UINT64_FORMAT " %s %llu %llu %s\n",
 					SNOWID_LEASE_MAGIC, node_id, auto_node ? 1 : 0,
 					start != NULL ? start : r->start_id, deadline,
-					PostPortNumber, host, registry_sysid, db_word);
+					PostPortNumber, host, registry_sysid, db_word,
+					start_dev, start_ino, start_boot);
 	if (snowid_write_durably(SNOWID_LEASE_FILE, SNOWID_LEASE_TMP, line,
 							 strlen(line), LOG))
 	{
@@ -223,7 +247,71 @@ snowid_learn_start_facts(void)
 	start_secret[SNOWID_START_ID_LEN] = '\0';
 	start_as_standby = access("standby.signal", F_OK) == 0;
 	start_from_backup = !start_as_standby && access("backup_label", F_OK) == 0;
+	snowid_learn_place(&start_dev, &start_ino, start_boot);
 	start_facts_known = true;
+}
+
+/*
+ * Where this server runs: its data directory's device and inode, and the
+ * kernel's boot ID ("-" where there is none to read: no start then proves
+ * it is in the same boot).
+ */
+static void
+snowid_learn_place(unsigned long long *dev, unsigned long long *ino,
+				   char *boot)
+{
+	struct stat st;
+	FILE	   *f;
+
+	*dev = 0;
+	*ino = 0;
+	if (stat(DataDir, &st) == 0)
+	{
+		*dev = (unsigned long long) st.st_dev;
+		*ino = (unsigned long long) st.st_ino;
+	}
+	strcpy(boot, "-");
+	f = AllocateFile("/proc/sys/kernel/random/boot_id", "r");
+	if (f != NULL)
+	{
+		char		line[64];
+
+		if (fgets(line, sizeof(line), f) != NULL)
+		{
+			size_t		len = strspn(line, "0123456789abcdef-");
+
+			if (len == SNOWID_BOOT_ID_LEN)
+			{
+				memcpy(boot, line, len);
+				boot[len] = '\0';
+			}
+		}
+		FreeFile(f);
+	}
+}
+
+/*
+ * Why this start cannot prove it is the server that wrote the lease file
+ * f, in words; NULL if it can.
+ */
+static const char *
+snowid_unproven_why(const SnowidLeaseFile *f, bool moved)
+{
+	if (start_from_backup)
+		return "it starts from a base backup (a clone or a restore)";
+	if (start_as_standby)
+		return "it started as a standby";
+	if (moved)
+		return "it runs on another host or port than its lease file names";
+	if (!f->has_facts)
+		return "its lease file was written by snowid 1.7 or older, which did not record where the server ran";
+	if (f->dev != start_dev || f->ino != start_ino || start_dev == 0)
+		return "its data directory is not the one the registry last confirmed the lease in (a copy or a restore)";
+	if (strcmp(start_boot, "-") == 0)
+		return "the host has no boot ID to compare (/proc/sys/kernel/random/boot_id)";
+	if (strcmp(f->boot, start_boot) != 0)
+		return "the host has booted since the registry last confirmed the lease (a reboot, or a copy of a whole machine)";
+	return NULL;
 }
 
 /*
@@ -237,6 +325,7 @@ snowid_registry_shmem_startup(void)
 	SnowidLeaseFile f;
 	bool		have_file;
 	bool		same_home;
+	const char *why = NULL;
 	char		host[256];
 	bool		found;
 
@@ -266,6 +355,9 @@ snowid_registry_shmem_startup(void)
 	r->moved = have_file &&
 		(f.port != PostPortNumber || strcmp(f.host, host) != 0);
 	same_home = have_file && !start_from_backup && !r->moved;
+	if (have_file)
+		why = snowid_unproven_why(&f, r->moved);
+	r->proven = why == NULL;
 
 	if (snowid_node_id < 0 && have_file && f.auto_node &&
 		f.node_id >= 0 && f.node_id <= snowid_max_node(&snowid_active_layout))
@@ -283,8 +375,21 @@ snowid_registry_shmem_startup(void)
 		r->persisted_deadline = f.deadline;
 		r->registry_sysid = f.registry_sysid;
 		memcpy(r->registry_db, f.registry_db, sizeof(r->registry_db));
-		if (!start_as_standby && f.deadline > GetCurrentTimestamp())
+		if (r->proven && f.deadline > GetCurrentTimestamp())
 			r->fallback_deadline = f.deadline;
+	}
+
+	if (have_file && why != NULL && f.node_id == r->node_id &&
+		r->node_id >= 0 && f.deadline > GetCurrentTimestamp())
+	{
+		/* a lease this start would resume, could it prove it is its own */
+		r->unconfirmed = true;
+		strlcpy(r->unproven_why, why, sizeof(r->unproven_why));
+		ereport(LOG,
+				(errmsg("snowid issues nothing under the lease of node %d until the registry confirms it",
+						r->node_id),
+				 errdetail("This start cannot prove it is the server that holds the lease: %s.",
+						   why)));
 	}
 
 	if (start_from_backup && have_file && f.deadline != 0)

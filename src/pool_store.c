@@ -323,11 +323,14 @@ snowid_pool_load(void)
 	bool		label = access("backup_label", F_OK) == 0;
 
 	/*
-	 * So is a start on another host or port than the lease file names: a
-	 * copy taken without backup_label (a filesystem or volume snapshot),
-	 * whose original may go on using the ranges.
+	 * So is a start on another host or port than the lease file names, or
+	 * one that cannot prove it is the server in place, in the same boot
+	 * (lease_file.c): a copy taken without backup_label (cp -a, a
+	 * filesystem or volume snapshot), whose original may go on using the
+	 * ranges, or a start after a reboot (which only loses them).
 	 */
-	bool		moved = snowid_registry != NULL && snowid_registry->moved;
+	bool		moved = snowid_registry != NULL &&
+		(snowid_registry->moved || !snowid_registry->proven);
 	bool		from_backup = (marked || label || moved) &&
 		access("standby.signal", F_OK) != 0;
 
@@ -369,7 +372,7 @@ snowid_pool_load(void)
 						dropped),
 				 label || marked ?
 				 errdetail("The server starts from a base backup (backup_label is present): the ranges belong to the server it was copied from.") :
-				 errdetail("The server starts on another host or port than its lease file names, as a copy of another server's data directory would: the ranges may belong to the server it was copied from."),
+				 errdetail("The server cannot prove it is the one its lease file names (another host or port, another data directory, or another boot of its host), as a copy of another server's data directory would: the ranges may belong to the server it was copied from."),
 				 errhint("This server asks the registry for ranges of its own.")));
 	}
 }

@@ -364,6 +364,8 @@ snowid_pool_error_none(int idx)
 	LWLockRelease(slot->lock);
 
 	if (!snowid_pool_gate_open())
+		snowid_refuse_unconfirmed(psprintf("values of pool \"%s\"", name));
+	if (!snowid_pool_gate_open())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowid hands out no values of pool \"%s\" while this server does not hold its node", name),

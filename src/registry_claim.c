@@ -42,6 +42,7 @@
 static char *last_problem = NULL;	/* last logged refusal or failure */
 static TimestampTz last_warning = 0;
 static bool held_this_start = false;	/* the registry granted the node once */
+static TimestampTz answering_since = 0; /* the registry answers since, 0: not */
 
 /* ---- the deadline ---- */
 
@@ -208,6 +209,7 @@ snowid_registry_identify(void)
 	r->deadline = 0;
 	r->fallback_deadline = 0;
 	r->unchecked = false;
+	r->unconfirmed = false;
 	node = r->node_id;
 	persisted = r->persisted_deadline;
 	SpinLockRelease(&r->mutex);
@@ -296,6 +298,7 @@ snowid_publish_unreachable(const char *error)
 	TimestampTz fallback = 0;
 	int			node;
 
+	answering_since = 0;
 	if (snowid_unchecked_unreachable(error))
 		return;
 	pg_atomic_fetch_add_u64(&r->failures, 1);
@@ -429,6 +432,7 @@ snowid_publish_answer(PGresult *res, TimestampTz sent_at, const char *wrong)
 		r->last_contact = now;
 		r->unreachable_since = 0;
 		r->fallback_deadline = 0;
+		r->unconfirmed = false;
 		r->holder[0] = '\0';
 		strlcpy(r->detail, detail, SNOWID_REGISTRY_TEXT);
 		SpinLockRelease(&r->mutex);
@@ -523,6 +527,7 @@ snowid_claim(char **error)
 	int			node;
 	bool		auto_node;
 	bool		promoted;
+	bool		unconfirmed;
 	int64		last;
 	uint64		bound;
 	char	   *sql;
@@ -534,10 +539,41 @@ snowid_claim(char **error)
 	node = r->node_id;
 	auto_node = r->auto_node;
 	promoted = r->started_as_standby;
+	unconfirmed = r->unconfirmed;
 	memcpy(predecessor, r->predecessor, sizeof(predecessor));
 	memcpy(start, r->start_id, sizeof(start));
 	memcpy(secret, r->secret, sizeof(secret));
 	SpinLockRelease(&r->mutex);
+
+	/*
+	 * A start that cannot prove it holds its earlier start's lease
+	 * (lease_file.c) takes it over only once the registry has answered
+	 * long enough for a running holder of that lease (the original of a
+	 * copy, resuming on it in place) to re-assert it; until then it claims
+	 * nothing, so that an assigned node is not given up for another.
+	 */
+	if (answering_since == 0)
+		answering_since = GetCurrentTimestamp();
+	if (unconfirmed && predecessor[0] != '\0' &&
+		GetCurrentTimestamp() - answering_since <
+		(int64) SNOWID_REGISTRY_REASSERT_MS * 1000)
+	{
+		/* the registry still answers? */
+		res = snowid_registry_exec("SELECT 1", 0, NULL,
+								   SNOWID_REGISTRY_TIMEOUT_MS, error, NULL);
+		if (res == NULL)
+			return false;
+		PQclear(res);
+		SpinLockAcquire(&r->mutex);
+		r->state = SNOWID_REGISTRY_CONNECTING;
+		r->unreachable_since = 0;
+		r->fallback_deadline = 0;
+		snprintf(r->detail, SNOWID_REGISTRY_TEXT,
+				 "this start cannot prove it is the server that holds node %d's lease; it claims the node once the registry has answered for %d s",
+				 node, SNOWID_REGISTRY_REASSERT_MS / 1000);
+		SpinLockRelease(&r->mutex);
+		return true;
+	}
 
 	snowid_host_name(host, sizeof(host));
 	snprintf(node_text, sizeof(node_text), "%d", node);
