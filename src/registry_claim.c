@@ -396,18 +396,34 @@ snowid_publish_answer(PGresult *res, TimestampTz sent_at, const char *wrong)
 		int			old_node;
 		SnowidRegistryState old_state;
 		bool		moved;
+		bool		unproven;
 
 		SpinLockAcquire(&r->mutex);
 		old_node = r->node_id;
 		old_state = r->state;
+		unproven = r->unconfirmed;
 		SpinLockRelease(&r->mutex);
 		moved = old_node != node;
 
 		if (moved || old_state != SNOWID_REGISTRY_OK)
 		{
 			/* a new grant: close, raise above the previous holder, open */
-			if (moved || !PQgetisnull(res, 0, 5) || !PQgetisnull(res, 0, 6))
+			if (moved || unproven ||
+				!PQgetisnull(res, 0, 5) || !PQgetisnull(res, 0, 6))
 				snowid_gate_close();
+			if (unproven)
+			{
+				/*
+				 * A start that could not prove it is the server in place
+				 * (a copy, a restore) takes over a lease whose holder may
+				 * have issued IDs during an outage and stopped before the
+				 * registry heard of them: every such ID lies below that
+				 * holder's clock plus its max_lead, so this start goes on
+				 * above the time of the answer plus max_lead (which
+				 * raise_floor adds).
+				 */
+				snowid_generator_raise_floor(node, 0, false, now);
+			}
 			if (!PQgetisnull(res, 0, 5) || !PQgetisnull(res, 0, 6))
 			{
 				TimestampTz until = 0;
