@@ -204,6 +204,18 @@ snowid_clock_behind(SnowidShared *shared, const SnowidLayout *layout,
 			 errhint("Wait for the clock to catch up or correct it; raising snowid.max_wait lets callers wait longer instead of failing.")));
 }
 
+/* Fail because the layout has no tick left for the next position. */
+snowid_noreturn static void
+snowid_layout_used_up(const SnowidLayout *layout)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+			 errmsg("snowid layout has run out of timestamp bits"),
+			 errdetail("The layout's last tick starts at %s; no more IDs can be issued with it.",
+					   timestamptz_to_str(snowid_layout_end(layout) - layout->tick_us)),
+			 errhint("Configure a new layout and restart the server: raise snowid.id_bits if it is below 63; make any other change only as the README section \"What may change between restarts\" says.")));
+}
+
 /* Note the clock reading of a caller that starts a fresh tick. */
 static inline void
 snowid_note_clock(SnowidShared *shared, TimestampTz now)
@@ -436,12 +448,7 @@ snowid_take_slow(SnowidShared *shared, const SnowidLayout *layout,
 		wall_tick = snowid_wall_tick(layout, now);
 
 		if (unlikely(position >= snowid_position_end(layout)))
-			ereport(ERROR,
-					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-					 errmsg("snowid layout has run out of timestamp bits"),
-					 errdetail("The layout's last tick starts at %s; no more IDs can be issued with it.",
-							   timestamptz_to_str(snowid_layout_end(layout) - layout->tick_us)),
-					 errhint("Configure a new layout and restart the server: raise snowid.id_bits if it is below 63; make any other change only as the README section \"What may change between restarts\" says.")));
+			snowid_layout_used_up(layout);
 
 		if (unlikely(tick < wall_tick))
 		{
@@ -588,19 +595,12 @@ snowid_after_claim(SnowidShared *shared, const SnowidLayout *layout,
 
 /*
  * The fast path of a stream far ahead of the clock, as when one statement
- * asks for IDs faster than the layout's ticks hold them.  The coarse clock
- * is never later than the exact one, so the lead it shows is never smaller
- * than the real one: checking max_lead against it is sound.  If the next
- * position's tick starts at least the coarse margin after a coarse reading,
- * it normally starts after the exact time too (the coarse clock trails by a
- * few ms), so the stream continues from it whatever the exact time is.  A
- * coarse clock that stalls longer (a descheduled virtual machine) could
- * let the stream continue a tick the exact clock has passed, so a claim
- * that enters a new tick, once per tick's worth of IDs, confirms on the
- * exact clock that the stream's tick still lies ahead: the stream never
- * enters a tick the clock has passed.  Anything else (not that far ahead, a lead beyond
- * max_lead, the reservation or the layout running out) is left to the exact
- * path.  Returns whether it claimed.
+ * asks for IDs faster than the layout's ticks hold them: the coarse clock
+ * decides, and a claim that enters a new tick confirms on the exact clock
+ * that the stream's tick still lies ahead ("The coarse clock" in the
+ * header comment).  Anything else (not that far ahead, a lead beyond
+ * max_lead, the reservation or the layout running out) is left to the
+ * exact path.  Returns whether it claimed.
  */
 static inline bool
 snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
@@ -739,12 +739,7 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n,
 		}
 
 		if (unlikely(first >= end || end - first < n))
-			ereport(ERROR,
-					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-					 errmsg("snowid layout has run out of timestamp bits"),
-					 errdetail("The layout's last tick starts at %s; no more IDs can be issued with it.",
-							   timestamptz_to_str(snowid_layout_end(layout) - layout->tick_us)),
-					 errhint("Configure a new layout and restart the server: raise snowid.id_bits if it is below 63; make any other change only as the README section \"What may change between restarts\" says.")));
+			snowid_layout_used_up(layout);
 
 		last = first + n - 1;
 		last_tick = (int64) (last >> shift);
@@ -913,70 +908,4 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 		SRF_RETURN_NEXT(funcctx, Int64GetDatum(id));
 	}
 	SRF_RETURN_DONE(funcctx);
-}
-/*
- * The node came from another start: never issue at or below what its
- * previous holder may have issued.  floor_id bounds every ID it issued;
- * floor_until is when its lease ended (it issued nothing of a tick
- * starting more than max_lead after that).
- */
-void
-snowid_generator_raise_floor(int node_id, int64 floor_id, bool has_floor_id,
-							TimestampTz floor_until)
-{
-	const SnowidLayout *layout = &snowid_active_layout;
-	uint64		position = 0;
-	uint64		old;
-
-	if (has_floor_id && floor_id > 0)
-		position = snowid_position_at_or_above(layout, node_id, (uint64) floor_id);
-	if (floor_until > 0)
-	{
-		TimestampTz ts = floor_until + (int64) snowid_max_lead_ms * 1000;
-		int64		tick = snowid_tick_of(layout, ts - 1) + 1;
-		uint64		p;
-
-		if (tick > snowid_max_tick(layout))
-			p = snowid_position_end(layout);
-		else
-			p = tick <= 0 ? 0 : (uint64) tick << layout->sequence_bits;
-		position = Max(position, p);
-	}
-	old = pg_atomic_read_u64(&snowid_shared->next_position);
-	while (old < position &&
-		   !pg_atomic_compare_exchange_u64(&snowid_shared->next_position,
-										   &old, position))
-		;
-	if (position > old)
-		ereport(LOG,
-				(errmsg("snowid continues above the IDs the previous holder of node %d may have issued",
-						node_id),
-				 errdetail("The next ID will be " INT64_FORMAT " or above.",
-						   snowid_id_from_position(layout, position, node_id))));
-}
-
-/* ---- the stream's start and floors ---- */
-
-/*
- * At a new shared-memory segment, in the postmaster: start the stream at
- * the persisted high-water mark.
- */
-void
-snowid_generator_start(void)
-{
-	uint64		position = snowid_highwater_load(snowid_shared);
-
-	pg_atomic_write_u64(&snowid_shared->next_position, position);
-}
-
-/* Replay of a bound (rmgr.c): never issue below position. */
-void
-snowid_generator_raise(uint64 position)
-{
-	uint64		old = pg_atomic_read_u64(&snowid_shared->next_position);
-
-	while (old < position &&
-		   !pg_atomic_compare_exchange_u64(&snowid_shared->next_position,
-										   &old, position))
-		;
 }

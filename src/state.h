@@ -31,7 +31,8 @@ typedef union SnowidBackendCount
 /*
  * Who writes what (every other file only reads):
  *	next_position, clock_seen, the statistics but renewals, and the
- *		per-backend counts: generator.c
+ *		per-backend counts: generator.c (next_position's start and
+ *		floors: generator_floor.c)
  *	reserved_position, reserved_until, renewals (under renew_lock):
  *		highwater.c
  *	gate: lease.c (snowid_gate_open/close/off, called by the registry
