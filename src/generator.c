@@ -18,7 +18,11 @@
  *	 - its tick starts more than snowid.max_lead after the reading (the
  *	   sequences ran out and carried into ticks ahead of the clock, or the
  *	   clock stepped back): the caller keeps the position and waits for the
- *	   clock, within snowid.max_wait in all, or fails;
+ *	   clock, within snowid.max_wait in all, or fails: then it gives the
+ *	   position back if no claim followed, and sets check_first, so that
+ *	   later calls claim as batches do, checking first, until a claim lands
+ *	   at the wall tick again (a loop of refused calls, errors caught, would
+ *	   otherwise push the stream ahead without bound);
  *	 - it lies at or beyond reserved_position: the caller keeps it, renews
  *	   the reservation (highwater.c) and checks again;
  *	 - it lies beyond the layout's last tick: the caller fails.
@@ -30,13 +34,15 @@
  * which single calls keep (their claims are never refused, only waited
  * for), and at most snowid.max_batch IDs per call (snowid_check_batch).
  *
- * Why this is sound.  (1) next_position only grows: fetch-add adds at least
- * one, and every compare-and-swap (jump, batch, the registry's floor,
- * replay of a reservation) replaces a value with a larger one.  Each claim
- * is one atomic modification from a value v to a value w > v and takes
- * positions in [v, w) only; the modifications of one atomic are totally
- * ordered, so the ranges of two claims never overlap and the later claim's
- * range lies wholly above the earlier one's.  (2) No duplicate: a position
+ * Why this is sound.  (1) No position at or above next_position is held
+ * or issued: fetch-add adds at least one, every compare-and-swap (jump,
+ * batch, the registry's floor, replay of a reservation) replaces a value
+ * with a larger one, and a refused caller moves it from p + 1 back to its
+ * own p, which nobody else holds.  Each claim is one atomic modification
+ * from a value v to a value w > v and takes positions in [v, w) only; the
+ * modifications of one atomic are totally ordered, so two claims never
+ * hold a position at once and the later claim's range lies wholly above
+ * every position issued before it.  (2) No duplicate: a position
  * is issued only by the caller whose claim took it, at most once, and a
  * position dropped by its claimer is taken by nobody else, so it is a gap,
  * never an ID issued twice; the node is the one of the gate read before
@@ -474,8 +480,20 @@ snowid_take_slow(SnowidShared *shared, const SnowidLayout *layout,
 					wait_start = snowid_clock_monotonic_us();
 				if (lead_us - max_lead_us >
 					max_wait_us - (snowid_clock_monotonic_us() - wait_start))
+				{
+					/*
+					 * Refused: later calls check before they claim, and the
+					 * position goes back unless a claim followed it.
+					 */
+					uint64		after = position + 1;
+
+					if (pg_atomic_read_u32(&shared->check_first) == 0)
+						pg_atomic_write_u32(&shared->check_first, 1);
+					(void) pg_atomic_compare_exchange_u64(&shared->next_position,
+														  &after, position);
 					snowid_clock_behind(shared, layout, tick, now, lead_us,
 										max_lead_us);
+				}
 				snowid_clock_sleep(lead_us - max_lead_us);
 				continue;
 			}
@@ -508,6 +526,23 @@ snowid_take_slow(SnowidShared *shared, const SnowidLayout *layout,
 }
 
 /*
+ * snowid_next()'s claim after a refusal (check_first): checked before it
+ * claims, as a batch of one, so that a refused call moves nothing.  A
+ * claim at the wall tick finds the stream back at the clock: from then on
+ * claims are fetch-adds again.
+ */
+static pg_noinline uint64
+snowid_take_checked(SnowidShared *shared, const SnowidLayout *layout)
+{
+	uint64		position = snowid_reserve(shared, layout, 1,
+										  (int64) snowid_max_lead_ms * 1000);
+
+	if ((int64) (position >> layout->sequence_bits) <= cached_tick)
+		pg_atomic_write_u32(&shared->check_first, 0);
+	return position;
+}
+
+/*
  * snowid_next()'s claim: one position taken with one fetch-add, then
  * checked against a clock reading taken after it (see the header comment
  * for why this is sound).  Inline, the two common cases with nothing to
@@ -528,6 +563,8 @@ snowid_take(SnowidShared *shared, const SnowidLayout *layout)
 
 	if (unlikely(take_margin_us < 0))
 		snowid_take_init(layout);
+	if (unlikely(pg_atomic_read_u32(&shared->check_first) != 0))
+		return snowid_take_checked(shared, layout);
 
 	position = pg_atomic_fetch_add_u64(&shared->next_position, 1);
 	/* the line the fetch-add just took: no further memory traffic */
