@@ -21,6 +21,7 @@ OBJS = \
 	src/pool_store.o \
 	src/pool_users.o \
 	src/generator.o \
+	src/generator_floor.o \
 	src/pool_take.o \
 	src/pool_grant.o \
 	src/ticket_catalog.o \

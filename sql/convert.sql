@@ -115,7 +115,7 @@ SET ROLE regress_convert_owner;
 CREATE TABLE conv_s.orders (no integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text);
 INSERT INTO conv_s.orders (note) SELECT 'old' FROM generate_series(1, 10);
 GRANT SELECT, INSERT ON conv_s.orders TO regress_convert_app;
-SELECT snowid_convert_column('conv_s.orders', 'no', ticket => 'orders_no', shard => 1, shards => 3, block => 10);
+SELECT snowid_convert_column('conv_s.orders', 'no', ticket => 'orders_no', shard => 1, shards => 3, start => 11, block => 10);
 RESET ROLE;
 SELECT pg_get_userbyid(relowner) AS owner, relacl FROM pg_class WHERE oid = 'conv_s.orders_no'::regclass;
 SELECT type, shard, shards, block, start, first_value FROM snowid_tickets
@@ -125,6 +125,27 @@ INSERT INTO conv_s.orders (note) VALUES ('new'), ('new'), ('new');
 RESET ROLE;
 SELECT no, note, snowid_ticket_shard('conv_s.orders_no', no) AS shard
   FROM conv_s.orders WHERE no > 10 ORDER BY no;
+
+-- Two servers, each shard of two, as two tables: the largest value of
+-- each (10 and 11) is all a server sees, so without start each would begin
+-- its stripes above its own values and most new keys would be the same.
+-- Refused (22023), changing nothing; the same start on both gives
+-- disjoint values.
+CREATE TABLE conv_shard0 (no serial PRIMARY KEY);
+CREATE TABLE conv_shard1 (no serial PRIMARY KEY);
+INSERT INTO conv_shard0 SELECT generate_series(2, 10, 2);
+INSERT INTO conv_shard1 SELECT generate_series(1, 11, 2);
+SELECT snowid_convert_column('conv_shard0', 'no', ticket => 'conv_shard0_no', shard => 0, shards => 2);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT pg_get_expr(adbin, adrelid) AS still FROM pg_attrdef WHERE adrelid = 'conv_shard0'::regclass;
+SELECT to_regclass('conv_shard0_no') IS NULL AS no_ticket;
+SELECT snowid_convert_column('conv_shard0', 'no', ticket => 'conv_shard0_no', shard => 0, shards => 2, start => 100);
+SELECT snowid_convert_column('conv_shard1', 'no', ticket => 'conv_shard1_no', shard => 1, shards => 2, start => 100);
+INSERT INTO conv_shard0 SELECT FROM generate_series(1, 1000);
+INSERT INTO conv_shard1 SELECT FROM generate_series(1, 1000);
+SELECT count(*) AS same_keys FROM conv_shard0 JOIN conv_shard1 USING (no);
+SELECT min(no), max(no), count(*) FROM conv_shard0 WHERE no >= 100;
+SELECT min(no), max(no), count(*) FROM conv_shard1 WHERE no >= 100;
 
 -- A superuser converting another role's table gives the ticket to the
 -- table's owner.
@@ -322,7 +343,9 @@ DROP SCHEMA conv_s CASCADE;
 DROP TABLE conv_big_ref, conv_big, conv_bigdrop, conv_always, conv_bydefault,
 	conv_nodefault, conv_serial, conv_rb, conv_rb_id, conv_nokey, conv_small,
 	conv_int, conv_high, conv_highseq, conv_otherdef, conv_textdef, conv_gen,
-	conv_part, conv_parent, conv_child, conv_notmine, conv_planted, conv_planted_t CASCADE;
-DROP SEQUENCE conv_serial_ticket, conv_highseq_ticket, conv_textseq, conv_planted_ticket;
+	conv_part, conv_parent, conv_child, conv_notmine, conv_planted, conv_planted_t,
+	conv_shard0, conv_shard1 CASCADE;
+DROP SEQUENCE conv_serial_ticket, conv_highseq_ticket, conv_textseq, conv_planted_ticket,
+	conv_shard0_no, conv_shard1_no;
 DROP FUNCTION conv_default(regclass, name);
 DROP ROLE regress_convert_owner, regress_convert_app;

@@ -2417,6 +2417,14 @@ BEGIN
 		END IF;
 		v_max := CASE WHEN v_att.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.int4'::pg_catalog.regtype
 					  THEN 2147483647 ELSE 9223372036854775807 END;
+		-- Each server sees only its own rows: a start above its own values
+		-- would overlap the stripes of the others.
+		IF start IS NULL AND shards OPERATOR(pg_catalog.>) 1 THEN
+			RAISE EXCEPTION 'snowid_convert_column with shards => % needs start', shards
+				USING ERRCODE = 'invalid_parameter_value',
+					  DETAIL = pg_catalog.format('This server''s largest value (or its sequence''s last value) is %s; the other shards'' values are not known here, and a start above this server''s values alone would make stripes that overlap those of the others.', coalesce(v_top::pg_catalog.text, 'none')),
+					  HINT = 'Take the largest value over all shards, pick a start above it, and pass the same start on every server.';
+		END IF;
 		IF start IS NOT NULL AND start OPERATOR(pg_catalog.<=) v_top THEN
 			RAISE EXCEPTION 'start % is not above the values of column "%" of table %', start, col, tab
 				USING ERRCODE = 'invalid_parameter_value',
@@ -2492,4 +2500,4 @@ END
 $$;
 
 COMMENT ON FUNCTION snowid_convert_column(regclass, name, boolean, text, integer, integer, bigint, integer) IS
-'moves a serial, bigserial or identity column (or one without a default) with a unique index to DEFAULT snowid_next() (bigint), or to a new ticket sequence above its values (ticket => name), under an ACCESS EXCLUSIVE lock; drop_sequence (true unless given) drops a serial''s sequence; a column already converted is left as it is';
+'moves a serial, bigserial or identity column (or one without a default) with a unique index to DEFAULT snowid_next() (bigint), or to a new ticket sequence above its values (ticket => name), under an ACCESS EXCLUSIVE lock; drop_sequence (true unless given) drops a serial''s sequence; with shards > 1, start is required, the same on every server and above the values of all; a column already converted is left as it is';

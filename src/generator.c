@@ -18,7 +18,11 @@
  *	 - its tick starts more than snowid.max_lead after the reading (the
  *	   sequences ran out and carried into ticks ahead of the clock, or the
  *	   clock stepped back): the caller keeps the position and waits for the
- *	   clock, within snowid.max_wait in all, or fails;
+ *	   clock, within snowid.max_wait in all, or fails: then it gives the
+ *	   position back if no claim followed, and sets check_first, so that
+ *	   later calls claim as batches do, checking first, until a claim lands
+ *	   at the wall tick again (a loop of refused calls, errors caught, would
+ *	   otherwise push the stream ahead without bound);
  *	 - it lies at or beyond reserved_position: the caller keeps it, renews
  *	   the reservation (highwater.c) and checks again;
  *	 - it lies beyond the layout's last tick: the caller fails.
@@ -30,13 +34,15 @@
  * which single calls keep (their claims are never refused, only waited
  * for), and at most snowid.max_batch IDs per call (snowid_check_batch).
  *
- * Why this is sound.  (1) next_position only grows: fetch-add adds at least
- * one, and every compare-and-swap (jump, batch, the registry's floor,
- * replay of a reservation) replaces a value with a larger one.  Each claim
- * is one atomic modification from a value v to a value w > v and takes
- * positions in [v, w) only; the modifications of one atomic are totally
- * ordered, so the ranges of two claims never overlap and the later claim's
- * range lies wholly above the earlier one's.  (2) No duplicate: a position
+ * Why this is sound.  (1) No position at or above next_position is held
+ * or issued: fetch-add adds at least one, every compare-and-swap (jump,
+ * batch, the registry's floor, replay of a reservation) replaces a value
+ * with a larger one, and a refused caller moves it from p + 1 back to its
+ * own p, which nobody else holds.  Each claim is one atomic modification
+ * from a value v to a value w > v and takes positions in [v, w) only; the
+ * modifications of one atomic are totally ordered, so two claims never
+ * hold a position at once and the later claim's range lies wholly above
+ * every position issued before it.  (2) No duplicate: a position
  * is issued only by the caller whose claim took it, at most once, and a
  * position dropped by its claimer is taken by nobody else, so it is a gap,
  * never an ID issued twice; the node is the one of the gate read before
@@ -202,6 +208,18 @@ snowid_clock_behind(SnowidShared *shared, const SnowidLayout *layout,
 					   tick_text, timestamptz_to_str(now),
 					   snowid_max_lead_ms, snowid_max_wait_ms),
 			 errhint("Wait for the clock to catch up or correct it; raising snowid.max_wait lets callers wait longer instead of failing.")));
+}
+
+/* Fail because the layout has no tick left for the next position. */
+snowid_noreturn static void
+snowid_layout_used_up(const SnowidLayout *layout)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+			 errmsg("snowid layout has run out of timestamp bits"),
+			 errdetail("The layout's last tick starts at %s; no more IDs can be issued with it.",
+					   timestamptz_to_str(snowid_layout_end(layout) - layout->tick_us)),
+			 errhint("Configure a new layout and restart the server: raise snowid.id_bits if it is below 63; make any other change only as the README section \"What may change between restarts\" says.")));
 }
 
 /* Note the clock reading of a caller that starts a fresh tick. */
@@ -436,12 +454,7 @@ snowid_take_slow(SnowidShared *shared, const SnowidLayout *layout,
 		wall_tick = snowid_wall_tick(layout, now);
 
 		if (unlikely(position >= snowid_position_end(layout)))
-			ereport(ERROR,
-					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-					 errmsg("snowid layout has run out of timestamp bits"),
-					 errdetail("The layout's last tick starts at %s; no more IDs can be issued with it.",
-							   timestamptz_to_str(snowid_layout_end(layout) - layout->tick_us)),
-					 errhint("Configure a new layout and restart the server: raise snowid.id_bits if it is below 63; make any other change only as the README section \"What may change between restarts\" says.")));
+			snowid_layout_used_up(layout);
 
 		if (unlikely(tick < wall_tick))
 		{
@@ -467,8 +480,20 @@ snowid_take_slow(SnowidShared *shared, const SnowidLayout *layout,
 					wait_start = snowid_clock_monotonic_us();
 				if (lead_us - max_lead_us >
 					max_wait_us - (snowid_clock_monotonic_us() - wait_start))
+				{
+					/*
+					 * Refused: later calls check before they claim, and the
+					 * position goes back unless a claim followed it.
+					 */
+					uint64		after = position + 1;
+
+					if (pg_atomic_read_u32(&shared->check_first) == 0)
+						pg_atomic_write_u32(&shared->check_first, 1);
+					(void) pg_atomic_compare_exchange_u64(&shared->next_position,
+														  &after, position);
 					snowid_clock_behind(shared, layout, tick, now, lead_us,
 										max_lead_us);
+				}
 				snowid_clock_sleep(lead_us - max_lead_us);
 				continue;
 			}
@@ -501,6 +526,23 @@ snowid_take_slow(SnowidShared *shared, const SnowidLayout *layout,
 }
 
 /*
+ * snowid_next()'s claim after a refusal (check_first): checked before it
+ * claims, as a batch of one, so that a refused call moves nothing.  A
+ * claim at the wall tick finds the stream back at the clock: from then on
+ * claims are fetch-adds again.
+ */
+static pg_noinline uint64
+snowid_take_checked(SnowidShared *shared, const SnowidLayout *layout)
+{
+	uint64		position = snowid_reserve(shared, layout, 1,
+										  (int64) snowid_max_lead_ms * 1000);
+
+	if ((int64) (position >> layout->sequence_bits) <= cached_tick)
+		pg_atomic_write_u32(&shared->check_first, 0);
+	return position;
+}
+
+/*
  * snowid_next()'s claim: one position taken with one fetch-add, then
  * checked against a clock reading taken after it (see the header comment
  * for why this is sound).  Inline, the two common cases with nothing to
@@ -521,6 +563,8 @@ snowid_take(SnowidShared *shared, const SnowidLayout *layout)
 
 	if (unlikely(take_margin_us < 0))
 		snowid_take_init(layout);
+	if (unlikely(pg_atomic_read_u32(&shared->check_first) != 0))
+		return snowid_take_checked(shared, layout);
 
 	position = pg_atomic_fetch_add_u64(&shared->next_position, 1);
 	/* the line the fetch-add just took: no further memory traffic */
@@ -588,19 +632,12 @@ snowid_after_claim(SnowidShared *shared, const SnowidLayout *layout,
 
 /*
  * The fast path of a stream far ahead of the clock, as when one statement
- * asks for IDs faster than the layout's ticks hold them.  The coarse clock
- * is never later than the exact one, so the lead it shows is never smaller
- * than the real one: checking max_lead against it is sound.  If the next
- * position's tick starts at least the coarse margin after a coarse reading,
- * it normally starts after the exact time too (the coarse clock trails by a
- * few ms), so the stream continues from it whatever the exact time is.  A
- * coarse clock that stalls longer (a descheduled virtual machine) could
- * let the stream continue a tick the exact clock has passed, so a claim
- * that enters a new tick, once per tick's worth of IDs, confirms on the
- * exact clock that the stream's tick still lies ahead: the stream never
- * enters a tick the clock has passed.  Anything else (not that far ahead, a lead beyond
- * max_lead, the reservation or the layout running out) is left to the exact
- * path.  Returns whether it claimed.
+ * asks for IDs faster than the layout's ticks hold them: the coarse clock
+ * decides, and a claim that enters a new tick confirms on the exact clock
+ * that the stream's tick still lies ahead ("The coarse clock" in the
+ * header comment).  Anything else (not that far ahead, a lead beyond
+ * max_lead, the reservation or the layout running out) is left to the
+ * exact path.  Returns whether it claimed.
  */
 static inline bool
 snowid_reserve_ahead(SnowidShared *shared, const SnowidLayout *layout,
@@ -739,12 +776,7 @@ snowid_reserve(SnowidShared *shared, const SnowidLayout *layout, uint32 n,
 		}
 
 		if (unlikely(first >= end || end - first < n))
-			ereport(ERROR,
-					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-					 errmsg("snowid layout has run out of timestamp bits"),
-					 errdetail("The layout's last tick starts at %s; no more IDs can be issued with it.",
-							   timestamptz_to_str(snowid_layout_end(layout) - layout->tick_us)),
-					 errhint("Configure a new layout and restart the server: raise snowid.id_bits if it is below 63; make any other change only as the README section \"What may change between restarts\" says.")));
+			snowid_layout_used_up(layout);
 
 		last = first + n - 1;
 		last_tick = (int64) (last >> shift);
@@ -913,70 +945,4 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 		SRF_RETURN_NEXT(funcctx, Int64GetDatum(id));
 	}
 	SRF_RETURN_DONE(funcctx);
-}
-/*
- * The node came from another start: never issue at or below what its
- * previous holder may have issued.  floor_id bounds every ID it issued;
- * floor_until is when its lease ended (it issued nothing of a tick
- * starting more than max_lead after that).
- */
-void
-snowid_generator_raise_floor(int node_id, int64 floor_id, bool has_floor_id,
-							TimestampTz floor_until)
-{
-	const SnowidLayout *layout = &snowid_active_layout;
-	uint64		position = 0;
-	uint64		old;
-
-	if (has_floor_id && floor_id > 0)
-		position = snowid_position_at_or_above(layout, node_id, (uint64) floor_id);
-	if (floor_until > 0)
-	{
-		TimestampTz ts = floor_until + (int64) snowid_max_lead_ms * 1000;
-		int64		tick = snowid_tick_of(layout, ts - 1) + 1;
-		uint64		p;
-
-		if (tick > snowid_max_tick(layout))
-			p = snowid_position_end(layout);
-		else
-			p = tick <= 0 ? 0 : (uint64) tick << layout->sequence_bits;
-		position = Max(position, p);
-	}
-	old = pg_atomic_read_u64(&snowid_shared->next_position);
-	while (old < position &&
-		   !pg_atomic_compare_exchange_u64(&snowid_shared->next_position,
-										   &old, position))
-		;
-	if (position > old)
-		ereport(LOG,
-				(errmsg("snowid continues above the IDs the previous holder of node %d may have issued",
-						node_id),
-				 errdetail("The next ID will be " INT64_FORMAT " or above.",
-						   snowid_id_from_position(layout, position, node_id))));
-}
-
-/* ---- the stream's start and floors ---- */
-
-/*
- * At a new shared-memory segment, in the postmaster: start the stream at
- * the persisted high-water mark.
- */
-void
-snowid_generator_start(void)
-{
-	uint64		position = snowid_highwater_load(snowid_shared);
-
-	pg_atomic_write_u64(&snowid_shared->next_position, position);
-}
-
-/* Replay of a bound (rmgr.c): never issue below position. */
-void
-snowid_generator_raise(uint64 position)
-{
-	uint64		old = pg_atomic_read_u64(&snowid_shared->next_position);
-
-	while (old < position &&
-		   !pg_atomic_compare_exchange_u64(&snowid_shared->next_position,
-										   &old, position))
-		;
 }

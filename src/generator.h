@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * generator.h
- *	  The generator (generator.c): the one stream of positions of this
- *	  server, its only writer of SnowidShared.next_position.
+ *	  The generator (generator.c; its start and floors, generator_floor.c):
+ *	  the one stream of positions of this server, the only writer of
+ *	  SnowidShared.next_position.
  *
  *-------------------------------------------------------------------------
  */

@@ -66,6 +66,7 @@ snowid_state_shmem_startup(void)
 		pg_atomic_init_u64(&snowid_shared->next_position, 0);
 		pg_atomic_init_u64(&snowid_shared->reserved_position, 0);
 		pg_atomic_init_u64(&snowid_shared->clock_seen, 0);
+		pg_atomic_init_u32(&snowid_shared->check_first, 0);
 		pg_atomic_init_u64(&snowid_shared->reserved_until, 0);
 		snowid_shared->renew_lock = &(GetNamedLWLockTranche("snowid"))->lock;
 		pg_atomic_init_u64(&snowid_shared->ids_issued_other, 0);

@@ -30,8 +30,9 @@ typedef union SnowidBackendCount
 
 /*
  * Who writes what (every other file only reads):
- *	next_position, clock_seen, the statistics but renewals, and the
- *		per-backend counts: generator.c
+ *	next_position, clock_seen, check_first, the statistics but renewals,
+ *		and the per-backend counts: generator.c (next_position's start and
+ *		floors: generator_floor.c)
  *	reserved_position, reserved_until, renewals (under renew_lock):
  *		highwater.c
  *	gate: lease.c (snowid_gate_open/close/off, called by the registry
@@ -54,6 +55,15 @@ typedef struct SnowidShared
 	/* latest clock reading that started a fresh tick (for regressions) */
 	pg_atomic_uint64 clock_seen;
 	char		pad2[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+
+	/*
+	 * Nonzero from a refusal of snowid_next() until the stream is back at
+	 * the clock: meanwhile single calls check before they claim, as batches
+	 * do.  Read by every caller before it claims; on a line of its own,
+	 * written only when that changes.
+	 */
+	pg_atomic_uint32 check_first;
+	char		pad3[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint32)];
 
 	/*
 	 * The gate (lease.c): low half 0 while this server may not issue,

@@ -36,6 +36,7 @@ snowid_stats(PG_FUNCTION_ARGS)
 	uint64		last = 0;
 	bool		issued = snowid_last_issued(shared, &last);
 	uint64		until = pg_atomic_read_u64(&shared->reserved_until);
+	uint64		next = pg_atomic_read_u64(&shared->next_position);
 	double		lead_ms = 0.0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -56,12 +57,16 @@ snowid_stats(PG_FUNCTION_ARGS)
 	else
 		nulls[7] = true;
 
-	/* lead: how far the last issued tick starts ahead of the clock */
-	if (issued)
+	/*
+	 * lead: how far the stream runs ahead of the clock, by the tick of the
+	 * last position claimed (issued, dropped or waited for): refused calls
+	 * issue nothing, yet their claims may have moved the stream.
+	 */
+	if (next > 0)
 	{
 		TimestampTz start;
 
-		if (snowid_tick_start(layout, (int64) (last >> layout->sequence_bits),
+		if (snowid_tick_start(layout, (int64) ((next - 1) >> layout->sequence_bits),
 							  &start))
 			lead_ms = Max(0.0, (double) (start - snowid_clock_now()) / 1000.0);
 	}
