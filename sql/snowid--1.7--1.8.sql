@@ -8,6 +8,97 @@
 
 -- ---- i29 claims (the registry's claims: reports bounded, per-role limit exact, identities redacted) ----
 
+CREATE TABLE snowid_registry_role (
+	role name PRIMARY KEY
+);
+
+COMMENT ON TABLE snowid_registry_role IS
+'registry, internal: one row per login role that claimed a node, locked by its claims of new nodes so that they count its nodes one at a time (max_nodes_per_role)';
+
+CREATE FUNCTION snowid_registry_id_bound(p_layout text, p_at timestamptz)
+RETURNS bigint
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT LEAST(
+		   GREATEST(
+			   (pg_catalog.floor((EXTRACT(epoch FROM $2) -
+								  EXTRACT(epoch FROM m[1]::timestamptz)) *
+								 1000000 / m[2]::numeric) + 1) *
+			   pg_catalog.power(2::numeric, m[3]::integer + m[4]::integer),
+			   0),
+		   pg_catalog.power(2::numeric, m[5]::integer),
+		   9223372036854775807)::bigint
+  FROM pg_catalog.regexp_match($1,
+		   '^epoch ([-0-9]+ [0-9:.]+\+00), tick ([1-9][0-9]{0,12})us, node_bits ([0-9]{1,2}), sequence_bits ([0-9]{1,2}), id_bits ([0-9]{1,2})$') m
+ WHERE m[5]::integer <= 63
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_id_bound(text, timestamptz) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_id_bound(text, timestamptz) IS
+'registry, internal: the first ID of the tick after a time in a layout as members write it (every ID issued by then lies below it), capped at the layout''s end and bigint''s; NULL for a text that is not a layout';
+
+CREATE FUNCTION snowid_registry_check_report(p_what text,
+											 p_id bigint,
+											 p_layout text,
+											 p_max_lead_ms bigint,
+											 p_margin_ms bigint)
+RETURNS void
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_lead_ms bigint := least(coalesce(p_max_lead_ms, 0), 3600000) +
+		least(coalesce(p_margin_ms, 0), 3600000);
+	v_bound bigint;
+BEGIN
+	IF p_id IS NULL THEN
+		RETURN;
+	END IF;
+	v_bound := coalesce(@extschema@.snowid_registry_id_bound(p_layout,
+						pg_catalog.clock_timestamp() + v_lead_ms * interval '1 ms'),
+						9223372036854775807);
+	IF p_id < 0 OR p_id > v_bound THEN
+		RAISE EXCEPTION 'reported % % is outside 0 to %', p_what, p_id, v_bound
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('No ID of the registry''s layout issued by now plus the holder''s snowid.max_lead and the registry''s lead_margin (%s ms in all) lies beyond %s; nothing was recorded.',
+								  v_lead_ms, v_bound),
+				  HINT = 'Report the bound of the IDs this server issued, as its background worker does.';
+	END IF;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_check_report(text, bigint, text, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_check_report(text, bigint, text, bigint, bigint) IS
+'registry, internal: refuses (22023) an ID a member reports that lies below 0 or beyond the first ID of the registry''s layout after its clock plus the holder''s max_lead and the lead_margin';
+
+CREATE FUNCTION snowid_registry_holder_shown(p_node_id integer,
+											 OUT holder text,
+											 OUT identified boolean)
+RETURNS record
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN s.shown THEN v.holder
+			WHEN v.registry_host THEN 'the registry''s own server'
+			ELSE 'another server' END,
+	   s.shown
+  FROM @extschema@.snowid_registry_nodes v,
+	   LATERAL (SELECT pg_catalog.pg_has_role(pg_catalog.session_user(), 'pg_monitor', 'USAGE') OR
+					   v.holder_role OPERATOR(pg_catalog.=) pg_catalog.session_user() AS shown) s
+ WHERE v.node_id OPERATOR(pg_catalog.=) $1
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_holder_shown(integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_holder_shown(integer) IS
+'registry, internal: the holder of a node as a claim or a pool grant names it to its caller: its identity for superusers, pg_monitor and the holder''s own login role, "another server" for any other';
+
 CREATE FUNCTION snowid_registry_claim_check(p_max_node integer,
 											p_layout text,
 											p_start_id text,
@@ -38,12 +129,12 @@ BEGIN
 	END IF;
 	IF p_lease_ms IS NULL OR p_lease_ms <= 0 OR
 	   p_takeover_ms IS NULL OR p_takeover_ms < 0 OR
-	   p_max_lead_ms IS NULL OR p_max_lead_ms < 0 THEN
+	   p_max_lead_ms IS NULL OR p_max_lead_ms < 0 OR p_max_lead_ms > 3600000 THEN
 		RAISE EXCEPTION 'invalid lease of % ms, takeover time of % ms or max_lead of % ms',
 			coalesce(p_lease_ms::text, 'NULL'), coalesce(p_takeover_ms::text, 'NULL'),
 			coalesce(p_max_lead_ms::text, 'NULL')
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = 'The lease must be positive, the takeover time and max_lead zero or more.';
+				  DETAIL = 'The lease must be positive, the takeover time zero or more, max_lead 0 to 3600000 ms (the largest snowid.max_lead).';
 	END IF;
 	IF current_setting('transaction_isolation') <> 'read committed' THEN
 		RAISE EXCEPTION 'a claim must run at the read committed isolation level'
@@ -62,7 +153,7 @@ $$;
 REVOKE ALL ON FUNCTION snowid_registry_claim_check(integer, text, text, text, bigint, bigint, bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_registry_claim_check(integer, text, text, text, bigint, bigint, bigint) IS
-'registry, internal: raises an error for arguments of snowid_registry_claim that no member sends (a layout or start missing, a short secret, a lease, takeover time or max_lead out of range, a highest node ID that is not the layout''s)';
+'registry, internal: raises an error for arguments of snowid_registry_claim that no member sends (a layout or start missing, a short secret, a lease, takeover time or max_lead out of range (max_lead at most an hour, as snowid.max_lead), a highest node ID that is not the layout''s)';
 
 CREATE FUNCTION snowid_registry_claim_settings(p_layout text)
 RETURNS snowid_registry_settings
@@ -264,6 +355,7 @@ AS $$
 DECLARE
 	v_row @extschema@.snowid_registry_node := p_row;
 	v_hosted boolean;
+	v_identified boolean;
 BEGIN
 	result := 'ok';
 	-- a row of the registry's own server: no member renews it or
@@ -293,9 +385,9 @@ BEGIN
 		-- assigned node moves, even its holder's successor's)
 		result := 'conflict';
 		successor := false;
-		SELECT v.holder INTO holder
-		  FROM @extschema@.snowid_registry_nodes v
-		 WHERE v.node_id = p_target AND v.registry_host;
+		SELECT h.holder INTO holder
+		  FROM @extschema@.snowid_registry_holder_shown(p_target) h
+		 WHERE v_row.registry_host;
 		holder := coalesce(holder, 'the registry''s own server');
 		detail := format('the registry''s own server issues IDs as node %s (its snowid.node_id), which the registry grants no other server: give this server another snowid.node_id, or leave it unset to have the registry assign a free one',
 						 p_target);
@@ -332,12 +424,16 @@ BEGIN
 		detail := 'took over from an earlier start of this server';
 	ELSE
 		result := 'conflict';
-		SELECT v.holder INTO holder
-		  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = p_target;
-		detail := format('node %s is held by %s, last seen %s s ago, lease until %s; ',
-						 p_target, holder,
-						 round(EXTRACT(epoch FROM p_now - v_row.last_seen), 1),
-						 v_row.lease_until) ||
+		SELECT h.holder, h.identified INTO holder, v_identified
+		  FROM @extschema@.snowid_registry_holder_shown(p_target) h;
+		detail := CASE WHEN v_identified
+					   THEN format('node %s is held by %s, last seen %s s ago, lease until %s; ',
+								   p_target, holder,
+								   round(EXTRACT(epoch FROM p_now - v_row.last_seen), 1),
+								   v_row.lease_until)
+					   ELSE format('node %s is held by %s under a live lease; ',
+								   p_target, holder)
+				  END ||
 			CASE WHEN v_hosted
 				 THEN 'the registry''s own server issued IDs under it: it is kept from other servers until its lease runs out (or is ended by hand once that server is known never to issue under it again)'
 				 WHEN v_row.start_id = p_start_id
@@ -364,20 +460,34 @@ CREATE FUNCTION snowid_registry_claim_role_holds(p_role name,
 												 p_now timestamptz,
 												 p_target integer)
 RETURNS integer
-LANGUAGE sql
-STABLE
+LANGUAGE plpgsql
+VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-SELECT count(*)::integer
-  FROM @extschema@.snowid_registry_node n
- WHERE n.holder_role = p_role AND n.released_at IS NULL
-   AND n.lease_until >= p_now AND n.node_id <> p_target
+BEGIN
+	BEGIN
+		INSERT INTO @extschema@.snowid_registry_role AS r (role) VALUES (p_role)
+		ON CONFLICT (role) DO NOTHING;
+		PERFORM FROM @extschema@.snowid_registry_role r
+		  WHERE r.role = p_role FOR UPDATE NOWAIT;
+	EXCEPTION WHEN lock_not_available THEN
+		RAISE EXCEPTION 'login role % is claiming another node in a transaction still open', p_role
+			USING ERRCODE = 'lock_not_available',
+				  DETAIL = 'Claims of new nodes by one login role are counted one at a time against snowid_registry_settings.max_nodes_per_role.',
+				  HINT = 'Claim again in a moment.';
+	END;
+	-- a statement of its own: it sees every claim committed before the lock
+	RETURN (SELECT count(*)::integer
+			  FROM @extschema@.snowid_registry_node n
+			 WHERE n.holder_role = p_role AND n.released_at IS NULL
+			   AND n.lease_until >= p_now AND n.node_id <> p_target);
+END
 $$;
 
 REVOKE ALL ON FUNCTION snowid_registry_claim_role_holds(name, timestamptz, integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_registry_claim_role_holds(name, timestamptz, integer) IS
-'registry, internal: how many nodes other than the target a login role holds under a live lease, for snowid_registry_settings.max_nodes_per_role';
+'registry, internal: how many nodes other than the target a login role holds under a live lease, counted under the lock of its row in snowid_registry_role (taken without waiting), for snowid_registry_settings.max_nodes_per_role';
 
 CREATE FUNCTION snowid_registry_claim_write(p_row snowid_registry_node,
 											p_xmin text,
@@ -525,6 +635,9 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = format('The layout has node IDs 0 to %s.', p_max_node);
 	ELSE
+		-- the bound of the IDs it issued, as it reports it: possible
+		PERFORM @extschema@.snowid_registry_check_report('last ID', p_last_id,
+			v_set.layout, p_max_lead_ms, v_margin_ms);
 		result := NULL;
 	END IF;
 	-- the registry's own server: its node is granted to no member
@@ -635,5 +748,288 @@ REVOKE ALL ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, te
 
 COMMENT ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint) IS
 'registry, internal: claims or renews a node ID lease for a member''s login role and start (called by its background worker); ok with the node, the lease the registry grants and the floor to stay above, or conflict naming the holder';
+
+CREATE OR REPLACE FUNCTION snowid_registry_release(p_node_id integer, p_start_id text,
+										p_secret text, p_last_id bigint)
+RETURNS boolean
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '100ms'
+AS $$
+DECLARE
+	v_now timestamptz := pg_catalog.clock_timestamp();
+	v_row @extschema@.snowid_registry_node;
+BEGIN
+	SELECT n.* INTO v_row FROM @extschema@.snowid_registry_node n
+	  WHERE n.node_id = p_node_id AND n.start_id = p_start_id
+		AND n.holder_role = pg_catalog.session_user()
+		AND n.secret_hash = encode(sha256(convert_to(coalesce(p_secret, ''), 'UTF8')), 'hex')
+		AND n.released_at IS NULL
+	  FOR UPDATE NOWAIT;
+	IF NOT FOUND THEN
+		RETURN false;
+	END IF;
+	-- the bound of the IDs it issued, as it reports it: possible
+	PERFORM @extschema@.snowid_registry_check_report('last ID', p_last_id,
+		v_row.layout, v_row.max_lead_ms,
+		(SELECT (EXTRACT(epoch FROM s.lead_margin) * 1000)::bigint
+		   FROM @extschema@.snowid_registry_settings s));
+	UPDATE @extschema@.snowid_registry_node n
+	   SET released_at = v_now, lease_until = v_now, last_seen = v_now,
+		   last_id = greatest(n.last_id, p_last_id),
+		   floor_until = greatest(n.floor_until,
+								  v_now + coalesce(n.max_lead_ms, 0) * interval '1 ms')
+	 WHERE n.node_id = p_node_id;
+	RETURN true;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_release(integer, text, text, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_release(integer, text, text, bigint) IS
+'registry, internal: ends the lease of a node ID held by the given start, login role and secret at once (called by a member''s background worker at a clean shutdown); false if they do not hold it';
+
+CREATE OR REPLACE FUNCTION snowid_pool_grant(p_pool text,
+								  p_node_id integer,
+								  p_system_identifier numeric,
+								  p_start_id text,
+								  p_secret text,
+								  p_request text,
+								  p_want bigint,
+								  p_held_first bigint[],
+								  p_held_last bigint[])
+RETURNS TABLE (result text,
+			   first_value bigint,
+			   last_value bigint,
+			   type regtype,
+			   maxvalue bigint,
+			   start bigint,
+			   values_left bigint,
+			   detail text)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '100ms'
+ROWS 1
+AS $$
+DECLARE
+	v_now timestamptz := pg_catalog.now();
+	v_pool @extschema@.snowid_pool;
+	v_node @extschema@.snowid_registry_node;
+	v_range @extschema@.snowid_pool_range;
+	v_holder text;
+	v_next bigint;
+	v_left numeric;
+	v_n bigint;
+	v_first bigint;
+	v_last bigint;
+	v_after bigint;
+	v_state text;
+	v_constraint text;
+	v_share double precision;
+BEGIN
+	IF p_want IS NULL OR p_want < 0 THEN
+		RAISE EXCEPTION 'invalid number of values asked for: %', coalesce(p_want::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF p_want > 0 AND p_request IS NULL THEN
+		RAISE EXCEPTION 'a grant needs a request key'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF coalesce(cardinality(p_held_first), 0) <> coalesce(cardinality(p_held_last), 0) THEN
+		RAISE EXCEPTION 'a grant needs as many last values as first values of the held ranges'
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+
+	-- 1. The pool.
+	SELECT p.* INTO v_pool FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
+	IF NOT FOUND THEN
+		result := 'unknown';
+		detail := format('the registry has no pool named "%s"', p_pool);
+		RETURN NEXT;
+		RETURN;
+	END IF;
+	type := v_pool.type;
+	maxvalue := v_pool.maxvalue;
+	start := v_pool.start;
+
+	-- 2. The caller holds its node under a live lease.
+	SELECT n.* INTO v_node
+	  FROM @extschema@.snowid_registry_node n WHERE n.node_id = p_node_id;
+	IF NOT @extschema@.snowid_registry_holds(p_node_id, p_system_identifier,
+											 p_start_id, p_secret) THEN
+		result := 'refused';
+		-- (a live lease that snowid_registry_holds refused is another's)
+		detail := CASE
+			WHEN v_node.node_id IS NULL
+				THEN format('node %s has never been claimed', p_node_id)
+			WHEN v_node.released_at IS NOT NULL
+				THEN format('the lease of node %s was released', p_node_id)
+			WHEN v_node.lease_until <= v_now
+				THEN format('the lease of node %s has run out', p_node_id)
+			ELSE format('node %s is held by another start (%s)', p_node_id,
+						(SELECT h.holder FROM @extschema@.snowid_registry_holder_shown(p_node_id) h))
+		END || '; only the holder of a live node lease is granted values';
+		RETURN NEXT;
+		RETURN;
+	END IF;
+	SELECT v.holder INTO v_holder
+	  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = p_node_id;
+
+	-- 3. The ranges the member holds of this pool.
+	IF cardinality(p_held_first) > 0 THEN
+		PERFORM @extschema@.snowid_pool_report(p_node_id, p_system_identifier,
+											   p_start_id, p_secret,
+											   array_fill(p_pool, ARRAY[cardinality(p_held_first)]),
+											   p_held_first, p_held_last);
+	END IF;
+
+	-- 4. A request asked again (its reply was lost): the same range.
+	SELECT r.* INTO v_range
+	  FROM @extschema@.snowid_pool_range r
+	 WHERE r.pool = p_pool AND r.node_id = p_node_id AND r.request = p_request;
+	IF FOUND THEN
+		result := 'again';
+	END IF;
+
+	IF result IS NULL AND p_want > 0 THEN
+		-- 6. and 7. A new range.  In a subtransaction: the same request
+		-- granted at the same moment by another call (a retry while the
+		-- first is still running) undoes this one and returns that one.
+		BEGIN
+			IF v_pool.upstream THEN
+				SELECT t.first_value, t.last_value, t.state
+				  INTO v_first, v_last, v_state
+				  FROM @extschema@.snowid_pool_take(p_pool, p_want) t;
+			ELSIF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r
+						WHERE r.rolname = session_user) AND
+				  (SELECT count(*) FROM @extschema@.snowid_pool_range r
+					WHERE r.pool = p_pool AND NOT r.reported
+					  AND r.holder_role = session_user
+					  AND r.granted_at > v_now - interval '1 hour') >=
+				  (SELECT coalesce(max(s.max_grants_per_hour), 60)
+					 FROM @extschema@.snowid_registry_settings s) THEN
+				-- a role's grants of a pool in an hour are limited (but a
+				-- superuser's): no loop of requests drains a pool
+				v_state := 'limited';
+			ELSE
+				SELECT s.max_grant_share INTO v_share
+				  FROM @extschema@.snowid_registry_settings s;
+				v_share := coalesce(v_share, 0.01);
+				PERFORM FROM @extschema@.snowid_pool p WHERE p.name = p_pool
+				  FOR UPDATE NOWAIT;
+				LOOP
+					SELECT p.next_value INTO v_next
+					  FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
+					v_left := coalesce(v_pool.maxvalue::numeric - v_next + 1, 0);
+					IF v_left = 0 THEN
+						v_state := 'empty';
+						EXIT;
+					END IF;
+					-- at most max_grant_share of what is left (at least 1,024)
+					v_n := least(p_want, greatest(ceil(v_left * v_share::numeric), 1024));
+					IF v_left < 4 * v_n::numeric THEN
+						v_n := least(v_n, greatest(ceil(v_left / 4), least(v_left, 64)));
+					END IF;
+					v_first := v_next;
+					v_last := v_next + (v_n - 1);
+					IF v_last = v_pool.maxvalue THEN
+						v_after := NULL;
+					ELSE
+						v_after := v_last + 1;
+					END IF;
+					UPDATE @extschema@.snowid_pool p SET next_value = v_after
+					 WHERE p.name = p_pool AND p.next_value = v_next;
+					IF FOUND THEN
+						v_state := 'ok';
+						v_left := v_left - v_n;
+						EXIT;
+					END IF;
+				END LOOP;
+			END IF;
+
+			IF v_state = 'ok' THEN
+				-- a range given back whole, from where this one starts
+				-- (upstream pools too: the holdings take it again)
+				DELETE FROM @extschema@.snowid_pool_range r
+				 WHERE r.pool = p_pool AND r.first_value = v_first
+				   AND r.returned_from = r.first_value;
+				INSERT INTO @extschema@.snowid_pool_range AS r
+					(pool, node_id, holder, system_identifier, request, first_value,
+					 last_value, granted_at, returned_from, reported, start_id,
+					 holder_role)
+				VALUES (p_pool, p_node_id, v_holder, p_system_identifier, p_request,
+						v_first, v_last, v_now, NULL, false, p_start_id, session_user)
+				RETURNING r.* INTO v_range;
+				result := 'granted';
+			END IF;
+		EXCEPTION WHEN lock_not_available THEN
+			-- a transaction still open wrote the pool row: never waited for
+			v_state := 'busy';
+		WHEN unique_violation THEN
+			GET STACKED DIAGNOSTICS v_constraint = CONSTRAINT_NAME;
+			IF v_constraint IS DISTINCT FROM 'snowid_pool_range_pool_node_id_request_key' THEN
+				RAISE;
+			END IF;
+			IF v_pool.upstream AND v_state = 'ok' THEN
+				PERFORM @extschema@.snowid_pool_untake(p_pool, v_first, v_last);
+			END IF;
+			SELECT r.* INTO STRICT v_range
+			  FROM @extschema@.snowid_pool_range r
+			 WHERE r.pool = p_pool AND r.node_id = p_node_id
+			   AND r.request = p_request;
+			result := 'again';
+			v_state := NULL;
+		END;
+	END IF;
+
+	-- 8. The answer, with the values the pool has left.
+	IF NOT v_pool.upstream AND (v_state IS NULL OR v_state <> 'ok') THEN
+		SELECT coalesce(p.maxvalue::numeric - p.next_value + 1, 0) INTO v_left
+		  FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
+	END IF;
+	values_left := least(v_left, 9223372036854775807);
+	IF result IS NULL AND p_want = 0 THEN
+		result := 'info';
+	ELSIF result IS NULL THEN
+		result := CASE WHEN v_state IN ('wait', 'busy', 'limited', 'empty', 'unknown')
+					   THEN v_state END;
+		IF result IS NULL THEN
+			RAISE EXCEPTION 'unexpected state "%" of pool "%" in this server''s holdings',
+				v_state, p_pool
+				USING ERRCODE = 'internal_error';
+		END IF;
+		detail := CASE v_state
+			WHEN 'empty' THEN format('every value of pool "%s" (%s to %s) has been granted',
+									 p_pool, v_pool.start, v_pool.maxvalue)
+			WHEN 'wait' THEN format('this registry has no range of upstream pool "%s" in hand yet',
+									p_pool)
+			WHEN 'busy' THEN format('a transaction that is still open wrote pool "%s"; ask again',
+									p_pool)
+			WHEN 'limited' THEN format('this login role was granted %s ranges of pool "%s" in the last hour, the most the registry grants (snowid_registry_settings.max_grants_per_hour)',
+									   (SELECT coalesce(max(s.max_grants_per_hour), 60)
+										  FROM @extschema@.snowid_registry_settings s),
+									   p_pool)
+			ELSE format('the upstream registry has no pool named "%s"', p_pool)
+		END;
+	ELSE
+		first_value := v_range.first_value;
+		last_value := v_range.last_value;
+		IF result = 'granted' AND v_last - v_first + 1 < p_want THEN
+			detail := format('%s of the %s values asked for: the pool is nearly used up',
+							 v_last - v_first + 1, p_want);
+		END IF;
+	END IF;
+	RETURN NEXT;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]) IS
+'registry, internal: grants the live holder of a node (its login role, start and secret; called by its background worker) the next range of a pool, at most max_grant_share of what is left, or the same one again for a repeated request; granted, again, info, empty, wait, busy, refused or unknown';
 
 -- ---- end of i29 claims ----

@@ -536,6 +536,121 @@ REVOKE ALL ON FUNCTION snowid_registry_host() FROM PUBLIC;
 COMMENT ON FUNCTION snowid_registry_host() IS
 'registry, internal: this server as the host of the registry: the layout and node it issues IDs under now (NULL while it issues none, or where snowid is not preloaded), its max_lead, a bound above every ID it has issued, its start and its identity as a member would send it';
 
+-- Reports are bounded by what is possible (1.8): an ID a member reports
+-- (the bound of the IDs it issued, at a claim, a renewal or a release)
+-- lies between 0 and the first ID of the tick after the registry's clock
+-- plus the holder's max_lead and the registry's lead_margin (which absorbs
+-- the difference between the member's clock and the registry's), in the
+-- registry's layout.  Anything else is refused and recorded nowhere: a
+-- floor of 2^62 reported for a node would stop its next holder for good.
+-- The layout is the text members send (snowid_layout_text() in lease.c);
+-- NULL where it is not one (the made-up layouts of the regression tests):
+-- no member could then be granted a node.  Numeric arithmetic, capped at
+-- the layout's end and bigint's: nothing overflows.
+CREATE FUNCTION snowid_registry_id_bound(p_layout text, p_at timestamptz)
+RETURNS bigint
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT LEAST(
+		   GREATEST(
+			   (pg_catalog.floor((EXTRACT(epoch FROM $2) -
+								  EXTRACT(epoch FROM m[1]::timestamptz)) *
+								 1000000 / m[2]::numeric) + 1) *
+			   pg_catalog.power(2::numeric, m[3]::integer + m[4]::integer),
+			   0),
+		   pg_catalog.power(2::numeric, m[5]::integer),
+		   9223372036854775807)::bigint
+  FROM pg_catalog.regexp_match($1,
+		   '^epoch ([-0-9]+ [0-9:.]+\+00), tick ([1-9][0-9]{0,12})us, node_bits ([0-9]{1,2}), sequence_bits ([0-9]{1,2}), id_bits ([0-9]{1,2})$') m
+ WHERE m[5]::integer <= 63
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_id_bound(text, timestamptz) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_id_bound(text, timestamptz) IS
+'registry, internal: the first ID of the tick after a time in a layout as members write it (every ID issued by then lies below it), capped at the layout''s end and bigint''s; NULL for a text that is not a layout';
+
+-- Raises invalid_parameter_value for an ID a member reports (p_what: what
+-- it is) outside 0 .. snowid_registry_id_bound(layout, now + max_lead +
+-- margin).  NULL reports nothing and passes.
+CREATE FUNCTION snowid_registry_check_report(p_what text,
+											 p_id bigint,
+											 p_layout text,
+											 p_max_lead_ms bigint,
+											 p_margin_ms bigint)
+RETURNS void
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_lead_ms bigint := least(coalesce(p_max_lead_ms, 0), 3600000) +
+		least(coalesce(p_margin_ms, 0), 3600000);
+	v_bound bigint;
+BEGIN
+	IF p_id IS NULL THEN
+		RETURN;
+	END IF;
+	v_bound := coalesce(@extschema@.snowid_registry_id_bound(p_layout,
+						pg_catalog.clock_timestamp() + v_lead_ms * interval '1 ms'),
+						9223372036854775807);
+	IF p_id < 0 OR p_id > v_bound THEN
+		RAISE EXCEPTION 'reported % % is outside 0 to %', p_what, p_id, v_bound
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('No ID of the registry''s layout issued by now plus the holder''s snowid.max_lead and the registry''s lead_margin (%s ms in all) lies beyond %s; nothing was recorded.',
+								  v_lead_ms, v_bound),
+				  HINT = 'Report the bound of the IDs this server issued, as its background worker does.';
+	END IF;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_check_report(text, bigint, text, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_check_report(text, bigint, text, bigint, bigint) IS
+'registry, internal: refuses (22023) an ID a member reports that lies below 0 or beyond the first ID of the registry''s layout after its clock plus the holder''s max_lead and the lead_margin';
+
+-- Who holds a node, as told to the caller of a claim or a pool grant:
+-- other members' cluster name, host, port, system identifier and lease
+-- times show only to superusers and members of pg_monitor (and to the
+-- holder's own login role); to any other caller the holder is "another
+-- server" (or "the registry's own server"), and identified is false.
+CREATE FUNCTION snowid_registry_holder_shown(p_node_id integer,
+											 OUT holder text,
+											 OUT identified boolean)
+RETURNS record
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN s.shown THEN v.holder
+			WHEN v.registry_host THEN 'the registry''s own server'
+			ELSE 'another server' END,
+	   s.shown
+  FROM @extschema@.snowid_registry_nodes v,
+	   LATERAL (SELECT pg_catalog.pg_has_role(pg_catalog.session_user(), 'pg_monitor', 'USAGE') OR
+					   v.holder_role OPERATOR(pg_catalog.=) pg_catalog.session_user() AS shown) s
+ WHERE v.node_id OPERATOR(pg_catalog.=) $1
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_holder_shown(integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_holder_shown(integer) IS
+'registry, internal: the holder of a node as a claim or a pool grant names it to its caller: its identity for superusers, pg_monitor and the holder''s own login role, "another server" for any other';
+
+-- One row per login role that has claimed a node: a new holder's claim
+-- locks its role's row without waiting while it counts the role's nodes
+-- and writes its own, so that concurrent claims of one role cannot pass
+-- max_nodes_per_role.  The lock lasts the claim's transaction: a member
+-- that keeps it open stops only its own role's new claims.
+CREATE TABLE snowid_registry_role (
+	role name PRIMARY KEY
+);
+
+COMMENT ON TABLE snowid_registry_role IS
+'registry, internal: one row per login role that claimed a node, locked by its claims of new nodes so that they count its nodes one at a time (max_nodes_per_role)';
+
 -- A member's claim of a node ID, or the renewal of its lease: one call, one
 -- transaction, that waits for no other: the decision is taken on the rows
 -- as they stand, and the one row it writes is locked without waiting (a
@@ -595,12 +710,12 @@ BEGIN
 	END IF;
 	IF p_lease_ms IS NULL OR p_lease_ms <= 0 OR
 	   p_takeover_ms IS NULL OR p_takeover_ms < 0 OR
-	   p_max_lead_ms IS NULL OR p_max_lead_ms < 0 THEN
+	   p_max_lead_ms IS NULL OR p_max_lead_ms < 0 OR p_max_lead_ms > 3600000 THEN
 		RAISE EXCEPTION 'invalid lease of % ms, takeover time of % ms or max_lead of % ms',
 			coalesce(p_lease_ms::text, 'NULL'), coalesce(p_takeover_ms::text, 'NULL'),
 			coalesce(p_max_lead_ms::text, 'NULL')
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = 'The lease must be positive, the takeover time and max_lead zero or more.';
+				  DETAIL = 'The lease must be positive, the takeover time zero or more, max_lead 0 to 3600000 ms (the largest snowid.max_lead).';
 	END IF;
 	IF current_setting('transaction_isolation') <> 'read committed' THEN
 		RAISE EXCEPTION 'a claim must run at the read committed isolation level'
@@ -619,7 +734,7 @@ $$;
 REVOKE ALL ON FUNCTION snowid_registry_claim_check(integer, text, text, text, bigint, bigint, bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_registry_claim_check(integer, text, text, text, bigint, bigint, bigint) IS
-'registry, internal: raises an error for arguments of snowid_registry_claim that no member sends (a layout or start missing, a short secret, a lease, takeover time or max_lead out of range, a highest node ID that is not the layout''s)';
+'registry, internal: raises an error for arguments of snowid_registry_claim that no member sends (a layout or start missing, a short secret, a lease, takeover time or max_lead out of range (max_lead at most an hour, as snowid.max_lead), a highest node ID that is not the layout''s)';
 
 -- Step 1: the settings; the layout: the first claim sets it, every other
 -- must match.
@@ -841,6 +956,7 @@ AS $$
 DECLARE
 	v_row @extschema@.snowid_registry_node := p_row;
 	v_hosted boolean;
+	v_identified boolean;
 BEGIN
 	result := 'ok';
 	-- a row of the registry's own server: no member renews it or
@@ -870,9 +986,9 @@ BEGIN
 		-- assigned node moves, even its holder's successor's)
 		result := 'conflict';
 		successor := false;
-		SELECT v.holder INTO holder
-		  FROM @extschema@.snowid_registry_nodes v
-		 WHERE v.node_id = p_target AND v.registry_host;
+		SELECT h.holder INTO holder
+		  FROM @extschema@.snowid_registry_holder_shown(p_target) h
+		 WHERE v_row.registry_host;
 		holder := coalesce(holder, 'the registry''s own server');
 		detail := format('the registry''s own server issues IDs as node %s (its snowid.node_id), which the registry grants no other server: give this server another snowid.node_id, or leave it unset to have the registry assign a free one',
 						 p_target);
@@ -909,12 +1025,16 @@ BEGIN
 		detail := 'took over from an earlier start of this server';
 	ELSE
 		result := 'conflict';
-		SELECT v.holder INTO holder
-		  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = p_target;
-		detail := format('node %s is held by %s, last seen %s s ago, lease until %s; ',
-						 p_target, holder,
-						 round(EXTRACT(epoch FROM p_now - v_row.last_seen), 1),
-						 v_row.lease_until) ||
+		SELECT h.holder, h.identified INTO holder, v_identified
+		  FROM @extschema@.snowid_registry_holder_shown(p_target) h;
+		detail := CASE WHEN v_identified
+					   THEN format('node %s is held by %s, last seen %s s ago, lease until %s; ',
+								   p_target, holder,
+								   round(EXTRACT(epoch FROM p_now - v_row.last_seen), 1),
+								   v_row.lease_until)
+					   ELSE format('node %s is held by %s under a live lease; ',
+								   p_target, holder)
+				  END ||
 			CASE WHEN v_hosted
 				 THEN 'the registry''s own server issued IDs under it: it is kept from other servers until its lease runs out (or is ended by hand once that server is known never to issue under it again)'
 				 WHEN v_row.start_id = p_start_id
@@ -937,25 +1057,43 @@ REVOKE ALL ON FUNCTION snowid_registry_claim_decide(snowid_registry_node, intege
 COMMENT ON FUNCTION snowid_registry_claim_decide(snowid_registry_node, integer, timestamptz, name, text, text, numeric, text, boolean, bigint, integer) IS
 'registry, internal: the decision of a claim on the row of its target node as it stands: ok (never claimed, a renewal, released or run out, a takeover by the same server) or conflict naming the holder, with the floor for a new holder';
 
--- Step 6: how many other nodes the login role holds under a live lease.
+-- Step 6: how many other nodes the login role holds under a live lease,
+-- counted under the lock of the role's row in snowid_registry_role, taken
+-- without waiting (another claim of the role in a transaction still open:
+-- lock_not_available, the member claims again) and kept until the claim's
+-- transaction ends, so that no two claims of one role count at once.
 CREATE FUNCTION snowid_registry_claim_role_holds(p_role name,
 												 p_now timestamptz,
 												 p_target integer)
 RETURNS integer
-LANGUAGE sql
-STABLE
+LANGUAGE plpgsql
+VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-SELECT count(*)::integer
-  FROM @extschema@.snowid_registry_node n
- WHERE n.holder_role = p_role AND n.released_at IS NULL
-   AND n.lease_until >= p_now AND n.node_id <> p_target
+BEGIN
+	BEGIN
+		INSERT INTO @extschema@.snowid_registry_role AS r (role) VALUES (p_role)
+		ON CONFLICT (role) DO NOTHING;
+		PERFORM FROM @extschema@.snowid_registry_role r
+		  WHERE r.role = p_role FOR UPDATE NOWAIT;
+	EXCEPTION WHEN lock_not_available THEN
+		RAISE EXCEPTION 'login role % is claiming another node in a transaction still open', p_role
+			USING ERRCODE = 'lock_not_available',
+				  DETAIL = 'Claims of new nodes by one login role are counted one at a time against snowid_registry_settings.max_nodes_per_role.',
+				  HINT = 'Claim again in a moment.';
+	END;
+	-- a statement of its own: it sees every claim committed before the lock
+	RETURN (SELECT count(*)::integer
+			  FROM @extschema@.snowid_registry_node n
+			 WHERE n.holder_role = p_role AND n.released_at IS NULL
+			   AND n.lease_until >= p_now AND n.node_id <> p_target);
+END
 $$;
 
 REVOKE ALL ON FUNCTION snowid_registry_claim_role_holds(name, timestamptz, integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_registry_claim_role_holds(name, timestamptz, integer) IS
-'registry, internal: how many nodes other than the target a login role holds under a live lease, for snowid_registry_settings.max_nodes_per_role';
+'registry, internal: how many nodes other than the target a login role holds under a live lease, counted under the lock of its row in snowid_registry_role (taken without waiting), for snowid_registry_settings.max_nodes_per_role';
 
 -- Step 7: write the row of a node granted: locked without waiting, and
 -- only as it was read (p_xmin; a row changed meanwhile, or held by a
@@ -1107,6 +1245,9 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = format('The layout has node IDs 0 to %s.', p_max_node);
 	ELSE
+		-- the bound of the IDs it issued, as it reports it: possible
+		PERFORM @extschema@.snowid_registry_check_report('last ID', p_last_id,
+			v_set.layout, p_max_lead_ms, v_margin_ms);
 		result := NULL;
 	END IF;
 	-- the registry's own server: its node is granted to no member
@@ -1233,8 +1374,9 @@ SET lock_timeout = '100ms'
 AS $$
 DECLARE
 	v_now timestamptz := pg_catalog.clock_timestamp();
+	v_row @extschema@.snowid_registry_node;
 BEGIN
-	PERFORM FROM @extschema@.snowid_registry_node n
+	SELECT n.* INTO v_row FROM @extschema@.snowid_registry_node n
 	  WHERE n.node_id = p_node_id AND n.start_id = p_start_id
 		AND n.holder_role = pg_catalog.session_user()
 		AND n.secret_hash = encode(sha256(convert_to(coalesce(p_secret, ''), 'UTF8')), 'hex')
@@ -1243,6 +1385,11 @@ BEGIN
 	IF NOT FOUND THEN
 		RETURN false;
 	END IF;
+	-- the bound of the IDs it issued, as it reports it: possible
+	PERFORM @extschema@.snowid_registry_check_report('last ID', p_last_id,
+		v_row.layout, v_row.max_lead_ms,
+		(SELECT (EXTRACT(epoch FROM s.lead_margin) * 1000)::bigint
+		   FROM @extschema@.snowid_registry_settings s));
 	UPDATE @extschema@.snowid_registry_node n
 	   SET released_at = v_now, lease_until = v_now, last_seen = v_now,
 		   last_id = greatest(n.last_id, p_last_id),
@@ -1679,8 +1826,7 @@ BEGIN
 			WHEN v_node.lease_until <= v_now
 				THEN format('the lease of node %s has run out', p_node_id)
 			ELSE format('node %s is held by another start (%s)', p_node_id,
-						(SELECT v.holder FROM @extschema@.snowid_registry_nodes v
-						  WHERE v.node_id = p_node_id))
+						(SELECT h.holder FROM @extschema@.snowid_registry_holder_shown(p_node_id) h))
 		END || '; only the holder of a live node lease is granted values';
 		RETURN NEXT;
 		RETURN;
