@@ -71,6 +71,34 @@ SELECT snowid_registry_release(1, 's1', rpad('s1', 32, '#'), 99) AS released;
 RESET SESSION AUTHORIZATION;
 SELECT * FROM pg_temp.nodes();
 
+-- 1.8: the conflicts above name no other member (cluster, host, port,
+-- system identifier, lease times): a role in pg_monitor sees them.
+CREATE ROLE regress_trust_monitor IN ROLE regress_trust_members, pg_monitor;
+SET SESSION AUTHORIZATION regress_trust_monitor;
+SELECT * FROM pg_temp.claim(1, 333, 's3');
+RESET SESSION AUTHORIZATION;
+
+-- 1.8: an ID a member reports lies between 0 and what its layout can hold
+-- by now plus max_lead: the holder's release of node 1 reporting -5 is
+-- refused (22023) and records nothing; a max_lead beyond an hour (the
+-- largest snowid.max_lead) is refused too.
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT snowid_registry_release(1, 's1', rpad('s1', 32, '#'), -5) AS released;
+SELECT result FROM pg_temp.claim(1, 111, 's1', p_max_lead => 3600001);
+RESET SESSION AUTHORIZATION;
+SELECT * FROM pg_temp.nodes();
+
+-- The bound in a layout as members write it: the first ID of the tick
+-- after the time; 0 before the epoch; capped at 2^id_bits and at bigint;
+-- NULL for a text that is no layout.
+SELECT snowid_registry_id_bound(l, t::timestamptz) AS bound
+  FROM (VALUES ('2025-01-01 00:00:00.0015+00', 63),
+			   ('2024-12-31 23:59:59+00', 63),
+			   ('2300-01-01 00:00:00+00', 63),
+			   ('2300-01-01 00:00:00+00', 40)) v(t, bits),
+	   LATERAL (SELECT 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 10, sequence_bits 12, id_bits ' || bits AS l) x;
+SELECT snowid_registry_id_bound('layout T', now()) AS bound;
+
 -- Its own role, another start of the same server (a restart or a promoted
 -- standby): the registry's takeover delay (5 s), not the caller's 0.
 SET SESSION AUTHORIZATION regress_trust_m1;
@@ -230,6 +258,6 @@ REVOKE EXECUTE ON FUNCTION
 	snowid_pool_return(text, integer, numeric, text, text, bigint, bigint)
 	FROM regress_trust_members;
 DROP FUNCTION pg_temp.claim(integer, numeric, text, text, text, boolean, bigint, bigint, bigint, boolean);
-DROP ROLE regress_trust_m1, regress_trust_m2, regress_trust_members;
+DROP ROLE regress_trust_m1, regress_trust_m2, regress_trust_monitor, regress_trust_members;
 TRUNCATE snowid_pool_range, snowid_pool, snowid_registry_node,
-		 snowid_registry_settings;
+		 snowid_registry_settings, snowid_registry_role;

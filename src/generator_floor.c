@@ -54,6 +54,8 @@ snowid_generator_raise_floor(int node_id, int64 floor_id, bool has_floor_id,
 		ereport(LOG,
 				(errmsg("snowid continues above the IDs the previous holder of node %d may have issued",
 						node_id),
+				 position >= snowid_position_end(layout) ?
+				 errdetail("The layout has no ID left above them.") :
 				 errdetail("The next ID will be " INT64_FORMAT " or above.",
 						   snowid_id_from_position(layout, position, node_id))));
 }

@@ -48,6 +48,18 @@ snowid_tick_of(const SnowidLayout *layout, TimestampTz ts)
 	return -((-delta + layout->tick_us - 1) / layout->tick_us);
 }
 
+uint64
+snowid_id_bound_at(const SnowidLayout *layout, TimestampTz ts)
+{
+	int64		tick = snowid_tick_of(layout, ts);
+
+	if (tick < 0)
+		return 0;
+	if (tick >= snowid_max_tick(layout))
+		return UINT64CONST(1) << layout->id_bits;
+	return (uint64) snowid_id_of_tick(layout, tick + 1);
+}
+
 TimestampTz
 snowid_layout_end(const SnowidLayout *layout)
 {

@@ -140,6 +140,14 @@ extern uint64 snowid_bound_of_position(const SnowidLayout *layout,
 									   uint64 position, int32 node);
 
 /*
+ * A bound of every ID issued by time ts: the first ID of the tick after the
+ * one containing ts, 0 before the epoch, 2^id_bits past the layout's end.
+ * The registry's rule for an ID a member reports (ts: its clock plus the
+ * holder's max_lead), which a member applies to what it sends and receives.
+ */
+extern uint64 snowid_id_bound_at(const SnowidLayout *layout, TimestampTz ts);
+
+/*
  * End of the layout's life: the start of the first tick it cannot express,
  * or DT_NOEND when that lies beyond what timestamptz can hold.
  */

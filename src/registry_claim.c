@@ -333,6 +333,68 @@ snowid_publish_unreachable(const char *error)
 	snowid_check_deadline();
 }
 
+/* ---- what is possible ---- */
+
+/*
+ * No holder leads its clock by more than snowid.max_lead's largest value;
+ * a floor from the registry may lie that far ahead of this server's clock,
+ * and as far again for the registry's lead_margin and the difference of
+ * the two clocks, not more.
+ */
+#define SNOWID_FLOOR_AHEAD_MS ((int64) SNOWID_MAX_TIME_MS * 2)
+
+/*
+ * The bound of the IDs this server issued, as it reports it to the
+ * registry (a claim, a renewal, the release): every ID issued lies below
+ * it.  Its reservation may run ahead of the clock (and a floor received
+ * may have moved it to the layout's end, 2^63 with 63 bits), but no ID
+ * issued leads the clock by more than max_lead, so the report stops at
+ * the registry's bound (snowid_id_bound_at of the clock plus max_lead),
+ * which is never above bigint's largest value.
+ */
+uint64
+snowid_registry_report_bound(void)
+{
+	const SnowidLayout *layout = &snowid_active_layout;
+	int64		last;
+	uint64		bound = snowid_highwater_issued_bound(snowid_shared, &last);
+	uint64		possible;
+
+	possible = snowid_id_bound_at(layout,
+								  TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+															  snowid_max_lead_ms));
+	possible = Min(possible, (uint64) PG_INT64_MAX);
+	return Min(bound, possible);
+}
+
+/*
+ * What is impossible in a floor the registry sends with a grant (floor_id
+ * an ID, floor_until_us a time in Unix microseconds; has_*: sent), NULL if
+ * nothing: no holder can have issued an ID beyond SNOWID_FLOOR_AHEAD_MS
+ * ahead of this server's clock.  Such a floor (a poisoned report, or a
+ * registry that does not check reports) would stop this server for good.
+ */
+static char *
+snowid_floor_impossible(bool has_floor_id, int64 floor_id,
+						bool has_floor_until, int64 floor_until_us)
+{
+	const SnowidLayout *layout = &snowid_active_layout;
+	TimestampTz limit = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													SNOWID_FLOOR_AHEAD_MS);
+	uint64		possible = snowid_id_bound_at(layout, limit);
+	int64		limit_unix_us = limit +
+		((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY);
+
+	if (has_floor_id && (floor_id < 0 || (uint64) floor_id > possible))
+		return psprintf("the registry granted the node with a floor of ID " INT64_FORMAT ", beyond " UINT64_FORMAT ", the first ID of this server's layout " INT64_FORMAT " s ahead of its clock, which no holder can have reached: nothing is issued from it (a report the registry should have refused; ask its administrator to correct the node's last_id)",
+						floor_id, possible, SNOWID_FLOOR_AHEAD_MS / 1000);
+	if (has_floor_until && floor_until_us > limit_unix_us)
+		return psprintf("the registry granted the node with a floor " INT64_FORMAT " s ahead of this server's clock, more than the " INT64_FORMAT " s any holder can lead by: nothing is issued from it (ask the registry's administrator to correct the node's floor_until)",
+						(floor_until_us - limit_unix_us) / 1000000 + SNOWID_FLOOR_AHEAD_MS / 1000,
+						SNOWID_FLOOR_AHEAD_MS / 1000);
+	return NULL;
+}
+
 /*
  * What is wrong with the registry's answer to a claim of node asked (-1:
  * none named) with a lease of lease_ms, NULL if nothing: it must come from
@@ -364,7 +426,12 @@ snowid_claim_answer_wrong(PGresult *res, int asked, bool auto_node,
 	if (granted_ms <= 0 || granted_ms > lease_ms)
 		return psprintf("the registry granted a lease of " INT64_FORMAT " ms to a claim of " INT64_FORMAT " ms",
 						granted_ms, lease_ms);
-	return NULL;
+	return snowid_floor_impossible(!PQgetisnull(res, 0, 5),
+								   PQgetisnull(res, 0, 5) ? 0 :
+								   strtoi64(PQgetvalue(res, 0, 5), NULL, 10),
+								   !PQgetisnull(res, 0, 6),
+								   PQgetisnull(res, 0, 6) ? 0 :
+								   strtoi64(PQgetvalue(res, 0, 6), NULL, 10));
 }
 
 /*
@@ -544,7 +611,6 @@ snowid_claim(char **error)
 	bool		auto_node;
 	bool		promoted;
 	bool		unconfirmed;
-	int64		last;
 	uint64		bound;
 	char	   *sql;
 	char	   *genuine;
@@ -602,7 +668,7 @@ snowid_claim(char **error)
 	snprintf(takeover_text, sizeof(takeover_text), "%d",
 			 SNOWID_REGISTRY_TAKEOVER_MS);
 	snprintf(max_lead_text, sizeof(max_lead_text), "%d", snowid_max_lead_ms);
-	bound = snowid_highwater_issued_bound(snowid_shared, &last);
+	bound = snowid_registry_report_bound();
 	snprintf(last_text, sizeof(last_text), UINT64_FORMAT, bound);
 
 	values[0] = node >= 0 ? node_text : NULL;

@@ -22,6 +22,7 @@ extern void snowid_check_deadline(void);
 extern void snowid_registry_renamed(bool first);
 extern void snowid_registry_identify(void);
 extern bool snowid_claim(char **error);
+extern uint64 snowid_registry_report_bound(void);
 extern void snowid_publish_unreachable(const char *error);
 
 #endif							/* SNOWID_REGISTRY_CLAIM_H */

@@ -152,7 +152,6 @@ snowid_release(void)
 	char		last_text[32];
 	char		start[SNOWID_START_ID_LEN + 1];
 	const char *values[4];
-	int64		last;
 	uint64		bound;
 	int			node;
 	SnowidRegistryState state;
@@ -174,7 +173,7 @@ snowid_release(void)
 		return;
 	}
 
-	bound = snowid_highwater_issued_bound(snowid_shared, &last);
+	bound = snowid_registry_report_bound();
 	snprintf(node_text, sizeof(node_text), "%d", node);
 	snprintf(last_text, sizeof(last_text), UINT64_FORMAT, bound);
 	values[0] = node_text;

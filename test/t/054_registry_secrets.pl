@@ -58,6 +58,10 @@ for my $role (sort keys %password)
 		  . " snowid_pool_grant, snowid_pool_report, snowid_pool_return TO $role;");
 }
 $registry->safe_psql('postgres', "SELECT snowid_pool_create('p1')");
+# From 1.8 the registry names other members only to its superusers and
+# pg_monitor: B's login is in pg_monitor there, so that B's own superusers
+# and pg_monitor members can read who holds its node (2. below).
+$registry->safe_psql('postgres', 'GRANT pg_monitor TO member_b');
 {
 	my $hba = $registry->data_dir . '/pg_hba.conf';
 	my $old = slurp_file($hba);
