@@ -32,6 +32,7 @@ OBJS = \
 	src/uuid.o \
 	src/stats.o \
 	src/registry_sql.o \
+	src/registry_guard.o \
 	src/pool_sql.o \
 	src/ticket_sql.o \
 	src/ticket_hooks.o \

@@ -7,6 +7,9 @@
 -- printed.
 --
 \pset null '(null)'
+-- No grace here: the registry grants at once after its server's start or
+-- snowid's creation (TAP 059 tests the grace).
+ALTER TABLE snowid_registry_settings ALTER COLUMN reassert_grace SET DEFAULT '0';
 
 -- Node leases, claimed as the registry test does.
 CREATE FUNCTION pg_temp.claim(p_node integer)

@@ -6,6 +6,10 @@
 -- comparisons with now().
 --
 
+-- No grace here: the registry grants at once after its server's start or
+-- snowid's creation (TAP 059 tests the grace).
+ALTER TABLE snowid_registry_settings ALTER COLUMN reassert_grace SET DEFAULT '0';
+
 -- A claim as a member makes it; the detail without its times.
 CREATE FUNCTION pg_temp.claim(p_node integer, p_sysid numeric, p_start text,
 							  p_auto boolean DEFAULT false,

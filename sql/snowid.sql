@@ -383,6 +383,27 @@ CREATE EVENT TRIGGER snowid_schema_renamed ON ddl_command_end
 WHEN TAG IN ('ALTER SCHEMA')
 EXECUTE FUNCTION snowid_schema_renamed();
 
+-- The owner of the extension's schema (in a registry installed in public,
+-- the database's owner) could drop the schema with the extension in it,
+-- and the registry would forget every lease.  A DROP SCHEMA, DROP
+-- EXTENSION or DROP OWNED that would drop snowid or its schema is refused
+-- unless a superuser runs it; a superuser's is recorded for
+-- snowid_registry_dropped_at(), so that a registry created again waits for
+-- its old holders (snowid_registry_recovering).
+CREATE FUNCTION snowid_drop_guard()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'snowid_drop_guard'
+LANGUAGE C;
+
+REVOKE ALL ON FUNCTION snowid_drop_guard() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_drop_guard() IS
+'event trigger on DROP SCHEMA, DROP EXTENSION and DROP OWNED: refuses to drop the snowid extension or its schema unless a superuser does';
+
+CREATE EVENT TRIGGER snowid_drop_guard ON ddl_command_start
+WHEN TAG IN ('DROP SCHEMA', 'DROP EXTENSION', 'DROP OWNED')
+EXECUTE FUNCTION snowid_drop_guard();
+
 -- The registry (issue 12): a database with snowid installed that members
 -- name in snowid.registry.  Their background workers claim node IDs here
 -- for a lease, through snowid_registry_claim and snowid_registry_release;
@@ -404,13 +425,30 @@ CREATE TABLE snowid_registry_settings (
 	lead_margin interval NOT NULL DEFAULT '1 second'
 		CHECK (lead_margin OPERATOR(pg_catalog.>=) '0'::pg_catalog.interval),
 	max_grants_per_hour integer NOT NULL DEFAULT 60
-		CHECK (max_grants_per_hour OPERATOR(pg_catalog.>=) 1)
+		CHECK (max_grants_per_hour OPERATOR(pg_catalog.>=) 1),
+	reassert_grace interval NOT NULL DEFAULT '20 seconds'
+		CHECK (reassert_grace OPERATOR(pg_catalog.>=) '0'::pg_catalog.interval)
 );
 
 COMMENT ON TABLE snowid_registry_settings IS
-'registry: the one layout every member must use (set by the first claim; a member with another layout is refused) and the limits the registry sets on every member: longest lease, shortest takeover delay, nodes per login role, largest share of a pool one grant takes, margin of a lease over a member''s max_lead, grants of a pool to one role in an hour';
+'registry: the one layout every member must use (set by the first claim; a member with another layout is refused) and the limits the registry sets on every member: longest lease, shortest takeover delay, nodes per login role, largest share of a pool one grant takes, margin of a lease over a member''s max_lead, grants of a pool to one role in an hour, and how long after it may have forgotten its leases (a start, a promotion, a restore, the extension created again) it grants nothing new while their holders re-assert them';
 
 SELECT pg_catalog.pg_extension_config_dump('snowid_registry_settings', '');
+
+-- When this copy of the extension was created (or updated to 1.8): a
+-- registry whose snowid was dropped and created again, or restored from a
+-- dump (which creates it anew), has forgotten the leases of its members.
+-- Not dumped with its row: a restore writes its own time.
+CREATE TABLE snowid_registry_installed (
+	installed_at timestamptz NOT NULL
+);
+
+INSERT INTO snowid_registry_installed VALUES (pg_catalog.now());
+
+COMMENT ON TABLE snowid_registry_installed IS
+'registry: when this copy of the extension was created (by CREATE EXTENSION, a restore, or the update to 1.8); until reassert_grace after it, the registry grants nothing new';
+
+REVOKE ALL ON snowid_registry_installed FROM PUBLIC;
 
 CREATE TABLE snowid_registry_node (
 	node_id integer PRIMARY KEY CHECK (node_id OPERATOR(pg_catalog.>=) 0),
@@ -650,6 +688,69 @@ CREATE TABLE snowid_registry_role (
 
 COMMENT ON TABLE snowid_registry_role IS
 'registry, internal: one row per login role that claimed a node, locked by its claims of new nodes so that they count its nodes one at a time (max_nodes_per_role)';
+
+-- When snowid was last dropped in this database by a superuser (NULL:
+-- never), from a file of the server's (snowid_drop_guard writes it).
+CREATE FUNCTION snowid_registry_dropped_at()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'snowid_registry_dropped_at'
+LANGUAGE C VOLATILE;
+
+REVOKE ALL ON FUNCTION snowid_registry_dropped_at() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_dropped_at() IS
+'registry, internal: when a superuser last dropped snowid (or its schema) in this database, NULL if never';
+
+-- A registry may have forgotten leases it granted when its server started
+-- (a restart, a crash, a restore from a file copy) or was promoted (an
+-- asynchronous standby lacks the last grants) while it knew of leases not
+-- released, and when its snowid was created again (dropped before, or
+-- restored from a dump with leases).  For reassert_grace after the latest
+-- of these it grants no node and no range to a new holder: every live holder renews within it (members renew every second,
+-- retry at least every 4 s, and a connection attempt gives up after 10 s)
+-- and, re-asserting its lease, gets it back first.  The detail of the
+-- refusal while that lasts; NULL after.  Cheap: two catalog-free one-row
+-- reads and one stat() of the current timeline's history file.
+CREATE FUNCTION snowid_registry_recovering()
+RETURNS text
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT format('the registry %s %s s ago and grants new leases after %s s, when every holder has had time to re-assert its own',
+			  CASE t.since
+				  WHEN t.installed THEN 'had its snowid created (or restored)'
+				  WHEN t.promoted THEN 'was promoted'
+				  ELSE 'restarted (or was restored)'
+			  END,
+			  round(EXTRACT(epoch FROM t.now - t.since), 1),
+			  trim_scale(EXTRACT(epoch FROM t.grace)))
+  FROM (SELECT s.*,
+			   greatest(CASE WHEN s.leases THEN s.started END,
+						CASE WHEN s.leases THEN s.promoted END,
+						CASE WHEN s.leases OR s.dropped THEN s.installed END) AS since
+		  FROM (SELECT clock_timestamp() AS now,
+					   EXISTS (SELECT FROM @extschema@.snowid_registry_node n
+								WHERE n.released_at IS NULL) AS leases,
+					   @extschema@.snowid_registry_dropped_at() IS NOT NULL AS dropped,
+					   pg_postmaster_start_time() AS started,
+					   (SELECT f.modification
+						  FROM pg_stat_file('pg_wal/' ||
+											"left"(pg_walfile_name(pg_current_wal_lsn()), 8) ||
+											'.history', true) f
+						 WHERE NOT pg_is_in_recovery()) AS promoted,
+					   (SELECT max(i.installed_at)
+						  FROM @extschema@.snowid_registry_installed i) AS installed,
+					   coalesce((SELECT r.reassert_grace
+								   FROM @extschema@.snowid_registry_settings r),
+								interval '20 seconds') AS grace) s) t
+ WHERE t.since + t.grace > t.now
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_recovering() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_recovering() IS
+'registry, internal: while the registry may have forgotten leases (its server started or was promoted, or snowid was created, less than reassert_grace ago), why it grants nothing new yet; NULL after';
 
 -- A member's claim of a node ID, or the renewal of its lease: one call, one
 -- transaction, that waits for no other: the decision is taken on the rows
@@ -1291,6 +1392,25 @@ BEGIN
 		floor_id := v_dec.floor_id;
 		floor_until := v_dec.floor_until;
 
+		IF v_dec.result = 'ok' AND NOT v_dec.own AND NOT v_dec.successor AND
+		   current_setting('snowid_registry.reasserting', true) IS DISTINCT FROM
+			   format('%s %s', v_target, p_start_id) AND
+		   @extschema@.snowid_registry_recovering() IS NOT NULL THEN
+			-- a registry that may have forgotten grants no new holder
+			-- until every live one has had time to re-assert its lease
+			-- (snowid_registry_reassert)
+			result := 'conflict';
+			node_id := coalesce(p_node_id, v_target);
+			lease_ms := NULL;
+			holder := NULL;
+			floor_id := NULL;
+			floor_until := NULL;
+			detail := coalesce(@extschema@.snowid_registry_recovering(),
+							   'the registry may have forgotten its leases');
+			RETURN NEXT;
+			RETURN;
+		END IF;
+
 		IF result = 'ok' AND NOT v_dec.own AND v_host.issued_below IS NOT NULL THEN
 			-- a new holder also stays above every ID the registry's own
 			-- server has issued, under whichever node
@@ -1358,6 +1478,78 @@ REVOKE ALL ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, te
 
 COMMENT ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint) IS
 'registry, internal: claims or renews a node ID lease for a member''s login role and start (called by its background worker); ok with the node, the lease the registry grants and the floor to stay above, or conflict naming the holder';
+
+-- A member's renewal of a lease it holds, saying so: its node, its start
+-- and the end of the lease it believes it holds.  A registry that may
+-- have forgotten the lease (snowid_registry_recovering) grants it back to
+-- its holder at once, where it refuses new holders until every live one
+-- has had that time.  The claim itself is snowid_registry_claim's, whose
+-- signature members of 1.7 call (an added parameter would break them): it
+-- is told through a setting of this transaction, read only for this node
+-- and start.  A lease end in the past or beyond the longest lease the
+-- registry grants is no lease held: that claim is an ordinary one.  Who
+-- may call snowid_registry_claim may call this one (it asks, for the login
+-- role), so that a registry updated to 1.8 needs no new grant.
+CREATE FUNCTION snowid_registry_reassert(p_node_id integer,
+										 p_auto boolean,
+										 p_max_node integer,
+										 p_layout text,
+										 p_cluster_name text,
+										 p_host text,
+										 p_port integer,
+										 p_system_identifier numeric,
+										 p_start_id text,
+										 p_secret text,
+										 p_predecessor text,
+										 p_promoted boolean,
+										 p_lease_ms bigint,
+										 p_takeover_ms bigint,
+										 p_max_lead_ms bigint,
+										 p_last_id bigint,
+										 p_held_until timestamptz)
+RETURNS TABLE (result text,
+			   node_id integer,
+			   lease_ms bigint,
+			   holder text,
+			   detail text,
+			   floor_id bigint,
+			   floor_until timestamptz)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '100ms'
+ROWS 1
+AS $$
+BEGIN
+	IF NOT has_function_privilege(session_user,
+			'@extschema@.snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint)'::regprocedure,
+			'EXECUTE') THEN
+		RAISE EXCEPTION 'permission denied for function snowid_registry_reassert'
+			USING ERRCODE = 'insufficient_privilege',
+				  DETAIL = 'It is for the roles that may call snowid_registry_claim.';
+	END IF;
+	PERFORM set_config('snowid_registry.reasserting',
+		CASE WHEN p_node_id IS NOT NULL AND
+				  p_held_until > clock_timestamp() AND
+				  p_held_until <= clock_timestamp() +
+					  coalesce((SELECT s.max_lease
+								  FROM @extschema@.snowid_registry_settings s),
+							   interval '7 days')
+			 THEN format('%s %s', p_node_id, p_start_id)
+			 ELSE '' END,
+		true);
+	RETURN QUERY
+	SELECT * FROM @extschema@.snowid_registry_claim(p_node_id, p_auto, p_max_node,
+		p_layout, p_cluster_name, p_host, p_port, p_system_identifier, p_start_id,
+		p_secret, p_predecessor, p_promoted, p_lease_ms, p_takeover_ms,
+		p_max_lead_ms, p_last_id) c;
+	PERFORM set_config('snowid_registry.reasserting', '', true);
+END
+$$;
+
+COMMENT ON FUNCTION snowid_registry_reassert(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint, timestamptz) IS
+'registry, internal: snowid_registry_claim for a member that holds the lease until p_held_until (its renewal): a registry that may have forgotten the lease grants it back to its holder before any new one';
 
 -- A clean shutdown of the holder ends its lease at once.  The row is
 -- written only if no other transaction holds it (never waited for); what
@@ -2011,7 +2203,12 @@ BEGIN
 		result := 'again';
 	END IF;
 
-	IF result IS NULL AND p_want > 0 THEN
+	IF result IS NULL AND p_want > 0 AND
+	   @extschema@.snowid_registry_recovering() IS NOT NULL THEN
+		-- 5. A registry that may have forgotten grants no new range until
+		-- every holder has had time to report the ranges it holds.
+		v_state := 'recovering';
+	ELSIF result IS NULL AND p_want > 0 THEN
 		-- 6. and 7. A new range.  In a subtransaction: the same request
 		-- granted at the same moment by another call (a retry while the
 		-- first is still running) undoes this one and returns that one.
@@ -2115,7 +2312,8 @@ BEGIN
 		result := 'info';
 	ELSIF result IS NULL THEN
 		result := CASE WHEN v_state IN ('wait', 'busy', 'limited', 'empty', 'unknown')
-					   THEN v_state END;
+					   THEN v_state
+					   WHEN v_state = 'recovering' THEN 'wait' END;
 		IF result IS NULL THEN
 			RAISE EXCEPTION 'unexpected state "%" of pool "%" in this server''s holdings',
 				v_state, p_pool
@@ -2126,6 +2324,8 @@ BEGIN
 									 p_pool, v_pool.start, v_pool.maxvalue)
 			WHEN 'wait' THEN format('this registry has no range of upstream pool "%s" in hand yet',
 									p_pool)
+			WHEN 'recovering' THEN coalesce(@extschema@.snowid_registry_recovering(),
+											'the registry may have forgotten its leases')
 			WHEN 'busy' THEN format('a transaction that is still open wrote pool "%s"; ask again',
 									p_pool)
 			WHEN 'limited' THEN format('this login role was granted %s ranges of pool "%s" in the last hour, the most the registry grants (snowid_registry_settings.max_grants_per_hour)',

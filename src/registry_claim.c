@@ -602,15 +602,18 @@ snowid_claim(char **error)
 	char		takeover_text[16];
 	char		max_lead_text[16];
 	char		last_text[32];
+	char		held_text[32];
 	char		host[256];
 	char		predecessor[SNOWID_START_ID_LEN + 1];
 	char		start[SNOWID_START_ID_LEN + 1];
 	char		secret[SNOWID_START_ID_LEN + 1];
-	const char *values[16];
+	const char *values[17];
 	int			node;
 	bool		auto_node;
 	bool		promoted;
 	bool		unconfirmed;
+	bool		reassert;
+	TimestampTz deadline;
 	uint64		bound;
 	char	   *sql;
 	char	   *genuine;
@@ -625,6 +628,7 @@ snowid_claim(char **error)
 	memcpy(predecessor, r->predecessor, sizeof(predecessor));
 	memcpy(start, r->start_id, sizeof(start));
 	memcpy(secret, r->secret, sizeof(secret));
+	deadline = r->deadline;
 	SpinLockRelease(&r->mutex);
 
 	/*
@@ -657,6 +661,20 @@ snowid_claim(char **error)
 		return true;
 	}
 
+	/*
+	 * A lease this server holds and issues under is re-asserted, saying
+	 * until when it believes it holds it: a registry that may have
+	 * forgotten it (restarted, promoted, restored, its snowid created
+	 * again) gives it back to this server before any other (1.8 on).  A
+	 * start that cannot prove it is the server in place never does.
+	 */
+	reassert = node >= 0 && !unconfirmed && deadline > GetCurrentTimestamp() &&
+		SNOWID_GATE_NODE(pg_atomic_read_u64(&snowid_shared->gate)) == node &&
+		snowid_registry_has_version("1.8");
+	snprintf(held_text, sizeof(held_text), "%.6f",
+			 (double) deadline / 1e6 +
+			 (double) ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY));
+
 	snowid_host_name(host, sizeof(host));
 	snprintf(node_text, sizeof(node_text), "%d", node);
 	snprintf(max_node_text, sizeof(max_node_text), INT64_FORMAT,
@@ -687,22 +705,27 @@ snowid_claim(char **error)
 	values[13] = takeover_text;
 	values[14] = max_lead_text;
 	values[15] = bound > 0 ? last_text : NULL;
+	values[16] = held_text;
 
-	genuine = snowid_registry_genuine("snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint)");
+	genuine = snowid_registry_genuine(reassert ?
+									  "snowid_registry_reassert(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint, timestamptz)" :
+									  "snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint)");
 	sql = psprintf("SELECT c.result, c.node_id, c.lease_ms, c.holder, c.detail, c.floor_id, "
 				   "(pg_catalog.date_part('epoch', c.floor_until) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8, "
 				   "%s "
-				   "FROM %s.snowid_registry_claim($1::pg_catalog.int4, $2::pg_catalog.bool, "
+				   "FROM %s.%s($1::pg_catalog.int4, $2::pg_catalog.bool, "
 				   "$3::pg_catalog.int4, $4::pg_catalog.text, $5::pg_catalog.text, "
 				   "$6::pg_catalog.text, $7::pg_catalog.int4, $8::pg_catalog.numeric, "
 				   "$9::pg_catalog.text, $10::pg_catalog.text, $11::pg_catalog.text, "
 				   "$12::pg_catalog.bool, $13::pg_catalog.int8, $14::pg_catalog.int8, "
-				   "$15::pg_catalog.int8, $16::pg_catalog.int8) c",
-				   genuine, snowid_registry_schema());
+				   "$15::pg_catalog.int8, $16::pg_catalog.int8%s) c",
+				   genuine, snowid_registry_schema(),
+				   reassert ? "snowid_registry_reassert" : "snowid_registry_claim",
+				   reassert ? ", pg_catalog.to_timestamp($17::pg_catalog.float8)" : "");
 	pfree(genuine);
 	sent_at = GetCurrentTimestamp();
-	res = snowid_registry_exec(sql, 16, values, SNOWID_REGISTRY_TIMEOUT_MS,
-							   error, NULL);
+	res = snowid_registry_exec(sql, reassert ? 17 : 16, values,
+							   SNOWID_REGISTRY_TIMEOUT_MS, error, NULL);
 	pfree(sql);
 	if (res == NULL)
 		return false;

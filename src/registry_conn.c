@@ -35,10 +35,11 @@ static PGconn *conn = NULL;
 static char *conn_schema = NULL;	/* quoted schema of the registry's snowid */
 static Oid	conn_extension = InvalidOid;	/* the registry's snowid extension */
 static uint64 conn_sysid = 0;	/* the registry's system identifier */
+static char conn_version[16];	/* the registry's snowid version */
 static SnowidRegistryWait conn_wait = NULL;	/* the worker's wait */
 static char *conn_info = NULL;	/* the string of the last connect, for scrubbing */
 
-static bool snowid_registry_version_ok(const char *version);
+static bool snowid_registry_version_ok(const char *version, const char *need);
 
 void
 snowid_registry_disconnect(void)
@@ -51,6 +52,7 @@ snowid_registry_disconnect(void)
 	conn_schema = NULL;
 	conn_extension = InvalidOid;
 	conn_sysid = 0;
+	conn_version[0] = '\0';
 }
 
 /* The worker's wait, which every wait on the connection goes through. */
@@ -301,7 +303,8 @@ snowid_registry_connect(const char *conninfo, char **error)
 		snowid_registry_disconnect();
 		return false;
 	}
-	if (!snowid_registry_version_ok(PQgetvalue(res, 0, 3)))
+	if (!snowid_registry_version_ok(PQgetvalue(res, 0, 3),
+									SNOWID_REGISTRY_MIN_VERSION))
 	{
 		*error = psprintf("the registry runs snowid %s, and this server needs %s or later there (run ALTER EXTENSION snowid UPDATE in the registry database)",
 						  PQgetvalue(res, 0, 3), SNOWID_REGISTRY_MIN_VERSION);
@@ -312,13 +315,14 @@ snowid_registry_connect(const char *conninfo, char **error)
 	conn_schema = pstrdup(PQgetvalue(res, 0, 1));
 	conn_extension = (Oid) strtoul(PQgetvalue(res, 0, 4), NULL, 10);
 	conn_sysid = strtou64(PQgetvalue(res, 0, 2), NULL, 10);
+	strlcpy(conn_version, PQgetvalue(res, 0, 3), sizeof(conn_version));
 	PQclear(res);
 	return true;
 }
 
-/* Is the registry's snowid version (major.minor) at least the one needed? */
+/* Is a snowid version (major.minor) at least the one needed? */
 static bool
-snowid_registry_version_ok(const char *version)
+snowid_registry_version_ok(const char *version, const char *need)
 {
 	int			major = 0;
 	int			minor = 0;
@@ -326,9 +330,16 @@ snowid_registry_version_ok(const char *version)
 	int			need_minor = 0;
 
 	if (sscanf(version, "%d.%d", &major, &minor) != 2 ||
-		sscanf(SNOWID_REGISTRY_MIN_VERSION, "%d.%d", &need_major, &need_minor) != 2)
+		sscanf(need, "%d.%d", &need_major, &need_minor) != 2)
 		return false;
 	return major > need_major || (major == need_major && minor >= need_minor);
+}
+
+/* Does the connected registry run snowid `need` (major.minor) or later? */
+bool
+snowid_registry_has_version(const char *need)
+{
+	return conn_schema != NULL && snowid_registry_version_ok(conn_version, need);
 }
 
 /*

@@ -45,6 +45,7 @@ extern void snowid_registry_disconnect(void);
 /* The quoted schema of snowid in the registry; NULL while not connected. */
 extern const char *snowid_registry_schema(void);
 extern char *snowid_registry_genuine(const char *signature);
+extern bool snowid_registry_has_version(const char *need);
 
 /*
  * One query: its rows (PGRES_TUPLES_OK), or NULL with *error; *failed

@@ -101,7 +101,7 @@ sub lease_file
 	my $line = slurp_file($path);
 	return ()
 	  unless $line =~
-	  /^snowid-lease-1 (-?\d+) (\d) ([0-9a-f]+) (-?\d+) (\d+) (\S+)(?: (\d+) (\S+))?\n/;
+	  /^snowid-lease-1 (-?\d+) (\d) ([0-9a-f]+) (-?\d+) (\d+) (\S+)(?: (\d+) (\S+)(?: \S+)*)?\n/;
 	return (
 		node => $1,
 		auto => $2,

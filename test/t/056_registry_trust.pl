@@ -40,6 +40,10 @@ use Time::HiRes qw(time sleep);
 my $claim_sig =
   'snowid_registry_claim(integer, boolean, integer, text, text, text, integer, '
   . 'numeric, text, text, text, boolean, bigint, bigint, bigint, bigint)';
+# what a member holding its lease calls on a registry of 1.8 on
+my $reassert_sig =
+  'snowid_registry_reassert(integer, boolean, integer, text, text, text, integer, '
+  . 'numeric, text, text, text, boolean, bigint, bigint, bigint, bigint, timestamptz)';
 
 # ---- the registry ----
 
@@ -252,6 +256,12 @@ RETURNS TABLE (result text, node_id integer, lease_ms bigint, holder text,
 LANGUAGE sql AS \$\$ SELECT 'ok', 7, 60000::bigint, NULL::text, NULL::text,
 	NULL::bigint, NULL::timestamptz \$\$;
 GRANT EXECUTE ON FUNCTION public.$claim_sig TO PUBLIC;
+CREATE FUNCTION public.$reassert_sig
+RETURNS TABLE (result text, node_id integer, lease_ms bigint, holder text,
+			   detail text, floor_id bigint, floor_until timestamptz)
+LANGUAGE sql AS \$\$ SELECT 'ok', 7, 60000::bigint, NULL::text, NULL::text,
+	NULL::bigint, NULL::timestamptz \$\$;
+GRANT EXECUTE ON FUNCTION public.$reassert_sig TO PUBLIC;
 COMMIT;
 });
 ok( $a->poll_query_until(
