@@ -32,7 +32,7 @@ Environment:
   SNOWID_FUZZ_SEED         first seed (default 1); each further run takes the next
   SNOWID_FUZZ_SEEDS        how many seeds at most (default: until time is up)
   SNOWID_FUZZ_SECONDS      time budget (default 50)
-  SNOWID_FUZZ_EXAMPLES     examples per seed (default 10)
+  SNOWID_FUZZ_EXAMPLES     examples per seed (default 40)
   SNOWID_FUZZ_STEPS        steps per example (default 25)
   SNOWID_FUZZ_PORT         registry port (default 56610)
   SNOWID_FUZZ_INVARIANTS   comma list of invariants to check (default all)
@@ -96,17 +96,21 @@ FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1'
 EPOCH_MS = 1735689600000            # snowid.epoch 2025-01-01 00:00:00+00
 LAYOUT = 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 10, sequence_bits 12, id_bits 63'
 MAX_NODE = 1023
-MAX_LEASE_S = 30                    # the registry's max_lease here
+MAX_LEASE_S = 3                     # the registry's max_lease here (short: leases run out
+                                    # within a run, on the real clock)
 MAX_NODES_PER_ROLE = 2
-LEASE_MS = 20000                    # what honest members ask for
-MAX_LEAD_MS = 1000
+LEASE_MS = 2000                     # what honest members ask for
+MAX_LEAD_MS = 300
+TAKEOVER_MS = 500
 BIG = 2 ** 63 - 1
 MEMBERS = ['a', 'b', 'c']
 POOLS = [('p_int', 'integer'), ('p_big', 'bigint')]
 SETTINGS_SQL = (f"INSERT INTO snowid.snowid_registry_settings (only_row, max_lease, max_nodes_per_role) "
                 f"VALUES (true, '{MAX_LEASE_S} s', {MAX_NODES_PER_ROLE}) "
                 f"ON CONFLICT (only_row) DO UPDATE SET max_lease = excluded.max_lease, "
-                f"max_nodes_per_role = excluded.max_nodes_per_role")
+                f"max_nodes_per_role = excluded.max_nodes_per_role; "
+                f"UPDATE snowid.snowid_registry_settings SET lead_margin = '100 ms', "
+                f"takeover_delay = '{TAKEOVER_MS} ms'")
 GRANTS_SQL = ("GRANT USAGE ON SCHEMA snowid TO snowid_members; "
               "GRANT EXECUTE ON FUNCTION snowid.snowid_registry_claim, snowid.snowid_registry_release, "
               "snowid.snowid_pool_grant, snowid.snowid_pool_report, snowid.snowid_pool_return "
@@ -134,7 +138,9 @@ class Registry:
         os.mkdir(self.dumps)
         self.offset_s = 0
         self.faketime_file = os.path.join(self.dir, 'faketime')
-        self.faketime = os.path.exists(FAKETIME)
+        # (not libfaketime: its clock moves PostgreSQL's lock_timeout and
+        # statement_timeout, and a call waiting on a lock hung)
+        self.faketime = False
         with open(self.faketime_file, 'w') as f:
             f.write('+0\n')
         subprocess.check_call([os.path.join(BINDIR, 'initdb'), '-D', self.data, '-A', 'trust',
@@ -157,6 +163,7 @@ class Registry:
             for name, typ in POOLS:
                 cur.execute("SELECT snowid.snowid_pool_create(%s, %s)", (name, typ))
         c.close()
+        self.admin_exec("CREATE DATABASE ids TEMPLATE ids_template STRATEGY file_copy")
 
     def env(self):
         e = dict(os.environ)
@@ -174,7 +181,8 @@ class Registry:
                          'stop'])
 
     def restart(self):
-        self.stop('immediate' if self.offset_s % 2 else 'fast')
+        self.restarts = getattr(self, 'restarts', 0) + 1
+        self.stop('immediate' if self.restarts % 2 else 'fast')
         self.start()
 
     def now_ms(self):
@@ -183,7 +191,7 @@ class Registry:
 
     def advance(self, seconds):
         if not self.faketime:
-            time.sleep(min(seconds, 2))
+            time.sleep(seconds)
             return
         self.offset_s += seconds
         with open(self.faketime_file, 'w') as f:
@@ -205,9 +213,21 @@ class Registry:
             c.close()
 
     def reset(self):
-        """A fresh registry database from the template (each example)."""
-        self.admin_exec("DROP DATABASE IF EXISTS ids WITH (FORCE)")
-        self.admin_exec("CREATE DATABASE ids TEMPLATE ids_template STRATEGY file_copy")
+        """An empty registry for each example: the rows emptied (a database
+        copied from the template where the last example left none)."""
+        try:
+            self.admin_exec(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = 'ids' AND pid <> pg_backend_pid() AND usename <> 'postgres'")
+            self.admin_exec(
+                "DELETE FROM snowid.snowid_pool_range; DELETE FROM snowid.snowid_registry_node; "
+                "UPDATE snowid.snowid_pool SET next_value = start; "
+                "DELETE FROM snowid.snowid_pool WHERE name <> ALL (ARRAY["
+                + ", ".join(f"'{n}'" for n, _ in POOLS) + "]); "
+                "UPDATE snowid.snowid_registry_settings SET layout = NULL; " + SETTINGS_SQL, db='ids')
+        except psycopg2.Error:
+            self.admin_exec("DROP DATABASE IF EXISTS ids WITH (FORCE)")
+            self.admin_exec("CREATE DATABASE ids TEMPLATE ids_template STRATEGY file_copy")
         for f in os.listdir(self.dumps):
             os.unlink(os.path.join(self.dumps, f))
 
@@ -236,6 +256,22 @@ CURRENT = {'seed': None, 'calls': []}
 
 class Violation(AssertionError):
     pass
+
+
+DEADLINE = [float('inf')]
+
+
+def timed(f):
+    """Past the time budget a rule or invariant does nothing, so that the
+    example (or a shrink) in progress ends at once."""
+    def wrapper(self, *args, **kwargs):
+        if self.timeup or time.time() > DEADLINE[0]:
+            self.timeup = True
+            return None
+        return f(self, *args, **kwargs)
+    wrapper.__name__ = f.__name__
+    wrapper.__doc__ = f.__doc__
+    return wrapper
 
 
 # ---- members ----
@@ -282,6 +318,12 @@ class RegistryFuzz(RuleBasedStateMachine):
         super().__init__()
         import random
         self.rnd = random.Random(len(CURRENT['calls']))
+        self.timeup = time.time() > DEADLINE[0]
+        self.members = []
+        self.forgot = False         # the registry may have forgotten (restore, re-create)
+        self.backup = False
+        if self.timeup:
+            return
         REG.reset()
         CURRENT['calls'] = []
         STATS['examples'] += 1
@@ -363,7 +405,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         return [node, auto, MAX_NODE, LAYOUT, m.cluster, m.host, m.port,
                 sysid or m.sysid, start or m.start_id, secret or m.secret,
                 predecessor if predecessor is not None else m.predecessor, False,
-                lease, 5000, max_lead, last_id]
+                lease, TAKEOVER_MS, max_lead, last_id]
 
     def violate(self, inv, msg):
         cat = inv
@@ -453,6 +495,10 @@ class RegistryFuzz(RuleBasedStateMachine):
             "FROM snowid.snowid_pool_range")}
 
     def step_begin(self, rule_name):
+        now = time.time()
+        if os.environ.get('SNOWID_FUZZ_DEBUG') and getattr(self, '_step', None):
+            print(f'# step {self._step[0]} took {now - self._step[1]:.2f} s', file=sys.stderr)
+        self._step = (rule_name, now)
         STATS['steps'] += 1
         STATS['rules'].add(rule_name)
         self.before_nodes = self.node_rows()
@@ -496,6 +542,7 @@ class RegistryFuzz(RuleBasedStateMachine):
     # ---- the invariants after every step ----
 
     @invariant()
+    @timed
     def registry_invariants(self):
         if not hasattr(self, 'before_nodes'):
             return
@@ -530,6 +577,7 @@ class RegistryFuzz(RuleBasedStateMachine):
     # ---- rules: honest members ----
 
     @initialize()
+    @timed
     def members_start(self):
         """Every member's worker claims a node at start, as members do."""
         self.step_begin('start')
@@ -542,6 +590,7 @@ class RegistryFuzz(RuleBasedStateMachine):
     nodes = st.integers(0, 4)
 
     @rule(i=members_i, node=st.one_of(st.none(), nodes))
+    @timed
     def claim(self, i, node):
         """A member's claim (a named node, or one assigned) or renewal."""
         self.step_begin('claim')
@@ -556,6 +605,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.check_pools('a claim')
 
     @rule(i=members_i)
+    @timed
     def release(self, i):
         self.step_begin('release')
         m = self.members[i]
@@ -577,6 +627,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.check_pools('a release')
 
     @rule(i=members_i)
+    @timed
     def restart_member(self, i):
         """The member's server crashes and starts again: a new start, its old
         one the predecessor; its ranges stay (WAL-logged)."""
@@ -592,6 +643,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         m.holds = {}
 
     @rule(i=members_i, p=st.integers(0, len(POOLS) - 1), want=st.sampled_from([1, 100, 5000, 10 ** 9]))
+    @timed
     def grant(self, i, p, want):
         self.step_begin('grant')
         m = self.members[i]
@@ -631,6 +683,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.check_pools('a grant')
 
     @rule(i=members_i)
+    @timed
     def give_back(self, i):
         """A clean shutdown gives back the unused tail of the last range."""
         self.step_begin('return')
@@ -654,6 +707,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.check_pools('a return')
 
     @rule(i=members_i)
+    @timed
     def report_held(self, i):
         """An honest report of the ranges in hand (after a lost grant)."""
         self.step_begin('report')
@@ -678,7 +732,8 @@ class RegistryFuzz(RuleBasedStateMachine):
     @rule(i=members_i, j=members_i, node=st.one_of(nodes, st.sampled_from([-1, 1024, 2 ** 31 - 1])),
           last_id=hostile_ids, other_start=st.booleans(),
           lease=st.sampled_from([LEASE_MS, 1, 10 ** 12, -5]),
-          max_lead=st.sampled_from([MAX_LEAD_MS, 0, 25000, 10 ** 12]))
+          max_lead=st.sampled_from([MAX_LEAD_MS, 0, 2500, 10 ** 12]))
+    @timed
     def hostile_claim(self, i, j, node, last_id, other_start, lease, max_lead):
         """A claim with another member's start and secret, or a stranger's,
         IDs anywhere, leases and leads anywhere."""
@@ -695,6 +750,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.check_pools('a hostile claim')
 
     @rule(i=members_i, j=members_i, last_id=hostile_ids)
+    @timed
     def hostile_renew(self, i, j, last_id):
         """The holder itself reports a last ID anywhere (its own node, own secret)."""
         self.step_begin('hostile_renew')
@@ -710,6 +766,7 @@ class RegistryFuzz(RuleBasedStateMachine):
     @rule(i=members_i, j=members_i, p=st.integers(0, len(POOLS) - 1),
           where=st.sampled_from(['next', 'far', 'end', 'start', 'neg', 'huge']),
           size=st.sampled_from([1, 1000, 10 ** 6]), own_node=st.booleans())
+    @timed
     def hostile_report(self, i, j, p, where, size, own_node):
         """A report of ranges the member was never granted."""
         self.step_begin('hostile_report')
@@ -728,6 +785,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.check_pools(f'a report by {m.role} of {pool} {lo}..{hi} it was never granted')
 
     @rule(i=members_i, j=members_i, p=st.integers(0, len(POOLS) - 1))
+    @timed
     def hostile_return(self, i, j, p):
         """Give back another member's range, with its node and start."""
         self.step_begin('hostile_return')
@@ -744,6 +802,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.check_pools('a return of another member\'s range')
 
     @rule(i=members_i, j=members_i, p=st.integers(0, len(POOLS) - 1), want=st.sampled_from([1, 10 ** 9]))
+    @timed
     def hostile_grant(self, i, j, p, want):
         """A grant on another member's node with its start (and a wrong secret)."""
         self.step_begin('hostile_grant')
@@ -759,6 +818,7 @@ class RegistryFuzz(RuleBasedStateMachine):
     # ---- rules: transactions held open, two connections ----
 
     @rule(i=members_i, what=st.sampled_from(['claim', 'report', 'grant', 'release']))
+    @timed
     def hold_open(self, i, what):
         """A member's call in a transaction it keeps open (its second connection)."""
         self.step_begin('hold_open')
@@ -788,6 +848,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.check_pools('a call held open')
 
     @rule(i=members_i, commit=st.booleans())
+    @timed
     def end_open(self, i, commit):
         self.step_begin('end_open')
         m = self.members[i]
@@ -802,6 +863,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.check_pools('the end of a transaction held open')
 
     @rule(i=members_i, a=nodes, b=nodes)
+    @timed
     def concurrent_claims(self, i, a, b):
         """Two servers sharing one login claim at once (two open transactions)."""
         self.step_begin('concurrent_claims')
@@ -838,13 +900,15 @@ class RegistryFuzz(RuleBasedStateMachine):
         for m in self.members:
             m.drop_conns()
 
-    @rule(seconds=st.sampled_from([1, 6, 25, 60]))
+    @rule(seconds=st.sampled_from([0.2, 0.7, 2.5]))
+    @timed
     def advance_clock(self, seconds):
-        """Time passes (the registry's clock moves forward)."""
+        """Time passes (real time: leases run out)."""
         self.step_begin('advance_clock')
         REG.advance(seconds)
 
     @rule()
+    @timed
     def restart_registry(self):
         self.step_begin('restart_registry')
         self.end_all_open()
@@ -853,6 +917,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.before_pools = self.pool_state()
 
     @rule()
+    @timed
     def take_backup(self):
         self.step_begin('backup')
         self.end_all_open()
@@ -861,6 +926,7 @@ class RegistryFuzz(RuleBasedStateMachine):
 
     @precondition(lambda self: self.backup)
     @rule()
+    @timed
     def restore_backup(self):
         """The registry restored from the earlier dump."""
         self.step_begin('restore')
@@ -873,6 +939,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.before_pools = self.pool_state()
 
     @rule()
+    @timed
     def recreate_extension(self):
         """DROP EXTENSION snowid and CREATE it again, set up as before."""
         self.step_begin('recreate_extension')
@@ -892,12 +959,13 @@ def main():
     budget = float(os.environ.get('SNOWID_FUZZ_SECONDS', '50'))
     first = int(os.environ.get('SNOWID_FUZZ_SEED', '1'))
     nseeds = int(os.environ.get('SNOWID_FUZZ_SEEDS', '0')) or None
-    examples = int(os.environ.get('SNOWID_FUZZ_EXAMPLES', '10'))
+    examples = int(os.environ.get('SNOWID_FUZZ_EXAMPLES', '40'))
     steps = int(os.environ.get('SNOWID_FUZZ_STEPS', '25'))
     began = time.time()
+    DEADLINE[0] = began + budget
     REG = Registry()
     print(f'registry fuzzer: PostgreSQL {subprocess.check_output([PG_CONFIG, "--version"]).decode().strip()}, '
-          f'port {PORT}, clock {"moved by libfaketime" if REG.faketime else "real (no libfaketime)"}, '
+          f'port {PORT}, clock real, '
           f'invariants {",".join(sorted(CHECKED))}'
           + (', known 1.7 findings expected' if EXPECT_17 else ''))
     sys.stdout.flush()
