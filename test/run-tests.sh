@@ -32,7 +32,7 @@ summary=()
 base_path=$PATH
 
 ensure_packages make gcc libipc-run-perl libfaketime faketime postgresql-15 \
-	postgresql-server-dev-15 || { echo "could not install packages"; echo "0 passed, 1 failed"; exit 1; }
+	postgresql-server-dev-15 python3-hypothesis python3-psycopg2 || { echo "could not install packages"; echo "0 passed, 1 failed"; exit 1; }
 # pg_partman 4.7 for the pg_partman recipe (TAP 080) on 15, where Debian
 # packages it; optional: without it that file skips and says why.
 ensure_packages postgresql-15-partman ||
@@ -261,6 +261,14 @@ run_suite() {
 		run_tap_file "$t"
 	done
 
+	# The registry fuzzer (issue 29): about a minute, fixed seeds; its
+	# "ok N" / "not ok N" lines count as pg_regress's do.
+	echo "== registry fuzzer"
+	bash test/fuzz/run.sh >fuzz.log 2>&1
+	grep -E '^(not )?ok [0-9]+ ' fuzz.log
+	count_regress fuzz.log
+	grep -q '^not ok [0-9]' fuzz.log && grep -E -A40 '^not ok [0-9]' fuzz.log | head -120
+
 	echo "== benchmark smoke (proves the suite runs; times nothing)"
 	bench_smoke bench run.sh 55449 bench.log check_run_bench
 	bench_smoke "registry bench" registry.sh 55451 bench-registry.log check_registry_bench
@@ -273,7 +281,7 @@ run_suite() {
 	# major Citus 14 does not build against) it prints "citus bench:
 	# skipped: <reason>", counted neither way.
 	SNOWID_BENCH_PG_CONFIG=$PG_CONFIG bench_smoke "citus bench" citus.sh 55490 bench-citus.log check_citus_bench
-	echo "logs: $work/{regress,isolation,tap,bench,bench-registry,bench-renewals,bench-inserts,bench-uuid,bench-citus}.log"
+	echo "logs: $work/{regress,isolation,tap,fuzz,bench,bench-registry,bench-renewals,bench-inserts,bench-uuid,bench-citus}.log"
 	cd "$SNOWID_SRC" || return
 }
 
