@@ -1405,24 +1405,37 @@ SELECT format('the registry %s %s s ago and grants new leases after %s s, when e
 			  round(EXTRACT(epoch FROM t.now - t.since), 1),
 			  trim_scale(EXTRACT(epoch FROM t.grace)))
   FROM (SELECT s.*,
-			   greatest(CASE WHEN s.leases THEN s.started END,
-						CASE WHEN s.leases THEN s.promoted END,
-						CASE WHEN s.leases OR s.dropped THEN s.installed END) AS since
+			   greatest(CASE WHEN s.leases_started THEN s.started END,
+						CASE WHEN s.leases_promoted THEN s.promoted END,
+						CASE WHEN s.leases_installed OR s.dropped THEN s.installed END) AS since
 		  FROM (SELECT clock_timestamp() AS now,
-					   EXISTS (SELECT FROM @extschema@.snowid_registry_node n
-								WHERE n.released_at IS NULL) AS leases,
 					   @extschema@.snowid_registry_dropped_at() IS NOT NULL AS dropped,
-					   pg_postmaster_start_time() AS started,
-					   (SELECT f.modification
-						  FROM pg_stat_file('pg_wal/' ||
-											"left"(pg_walfile_name(pg_current_wal_lsn()), 8) ||
-											'.history', true) f
-						 WHERE NOT pg_is_in_recovery()) AS promoted,
-					   (SELECT max(i.installed_at)
-						  FROM @extschema@.snowid_registry_installed i) AS installed,
+					   x.started, x.promoted, x.installed,
+					   -- leases live before that time and not renewed
+					   -- since: holders yet to re-assert
+					   EXISTS (SELECT FROM @extschema@.snowid_registry_node n
+								WHERE n.released_at IS NULL
+								  AND n.lease_until > x.started
+								  AND n.last_seen < x.started) AS leases_started,
+					   EXISTS (SELECT FROM @extschema@.snowid_registry_node n
+								WHERE n.released_at IS NULL
+								  AND n.lease_until > x.promoted
+								  AND n.last_seen < x.promoted) AS leases_promoted,
+					   EXISTS (SELECT FROM @extschema@.snowid_registry_node n
+								WHERE n.released_at IS NULL
+								  AND n.lease_until > x.installed
+								  AND n.last_seen < x.installed) AS leases_installed,
 					   coalesce((SELECT r.reassert_grace
 								   FROM @extschema@.snowid_registry_settings r),
-								interval '20 seconds') AS grace) s) t
+								interval '20 seconds') AS grace
+				  FROM (SELECT pg_postmaster_start_time() AS started,
+							   (SELECT f.modification
+								  FROM pg_stat_file('pg_wal/' ||
+													"left"(pg_walfile_name(pg_current_wal_lsn()), 8) ||
+													'.history', true) f
+								 WHERE NOT pg_is_in_recovery()) AS promoted,
+							   (SELECT max(i.installed_at)
+								  FROM @extschema@.snowid_registry_installed i) AS installed) x) s) t
  WHERE t.since + t.grace > t.now
 $$;
 
