@@ -55,6 +55,9 @@ layout='bench layout, node_bits 10'
 q -d postgres -c "CREATE DATABASE r14" -c "CREATE DATABASE r15"
 base=${SNOWID_RENEWALS_BASE:-1.4}
 q -d r14 -c "CREATE EXTENSION snowid VERSION '$base'"
+if [ "$base" != 1.4 ]; then
+	q -d r14 -c "INSERT INTO snowid_registry_settings (only_row, max_nodes_per_role) VALUES (true, $NODES)"
+fi
 q -d r15 -c "CREATE EXTENSION snowid" \
 	-c "INSERT INTO snowid_registry_settings (only_row, max_nodes_per_role) VALUES (true, $NODES)"
 
