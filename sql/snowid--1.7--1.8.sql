@@ -1405,30 +1405,24 @@ SELECT format('the registry %s %s s ago and grants new leases after %s s, when e
 			  round(EXTRACT(epoch FROM t.now - t.since), 1),
 			  trim_scale(EXTRACT(epoch FROM t.grace)))
   FROM (SELECT s.*,
-			   greatest(CASE WHEN s.leases_started THEN s.started END,
-						CASE WHEN s.leases_promoted THEN s.promoted END,
-						CASE WHEN s.leases_installed OR s.dropped THEN s.installed END) AS since
+			   greatest(CASE WHEN NOT s.fresh THEN s.started END,
+						CASE WHEN s.promoted > s.installed THEN s.promoted END,
+						CASE WHEN s.dropped OR s.restored THEN s.installed END) AS since
 		  FROM (SELECT clock_timestamp() AS now,
-					   @extschema@.snowid_registry_dropped_at() IS NOT NULL AS dropped,
 					   x.started, x.promoted, x.installed,
-					   -- leases live before that time and not renewed
-					   -- since: holders yet to re-assert
+					   x.dropped,
+					   -- snowid created in this database after the server
+					   -- started, never dropped: nothing from before the
+					   -- start to forget
+					   coalesce(x.installed > x.started AND NOT x.dropped, false) AS fresh,
+					   -- rows older than this copy of snowid: restored
 					   EXISTS (SELECT FROM @extschema@.snowid_registry_node n
-								WHERE n.released_at IS NULL
-								  AND n.lease_until > x.started
-								  AND n.last_seen < x.started) AS leases_started,
-					   EXISTS (SELECT FROM @extschema@.snowid_registry_node n
-								WHERE n.released_at IS NULL
-								  AND n.lease_until > x.promoted
-								  AND n.last_seen < x.promoted) AS leases_promoted,
-					   EXISTS (SELECT FROM @extschema@.snowid_registry_node n
-								WHERE n.released_at IS NULL
-								  AND n.lease_until > x.installed
-								  AND n.last_seen < x.installed) AS leases_installed,
+								WHERE n.claimed_at < x.installed) AS restored,
 					   coalesce((SELECT r.reassert_grace
 								   FROM @extschema@.snowid_registry_settings r),
 								interval '20 seconds') AS grace
 				  FROM (SELECT pg_postmaster_start_time() AS started,
+							   @extschema@.snowid_registry_dropped_at() IS NOT NULL AS dropped,
 							   (SELECT f.modification
 								  FROM pg_stat_file('pg_wal/' ||
 													"left"(pg_walfile_name(pg_current_wal_lsn()), 8) ||
@@ -1577,8 +1571,17 @@ BEGIN
 		floor_until := v_dec.floor_until;
 
 		IF v_dec.result = 'ok' AND NOT v_dec.own AND NOT v_dec.successor AND
-		   current_setting('snowid_registry.reasserting', true) IS DISTINCT FROM
+		   current_setting('snowid_registry.reasserting', true) IS NOT DISTINCT FROM
 			   format('%s %s', v_target, p_start_id) AND
+		   @extschema@.snowid_registry_recovering() IS NOT NULL THEN
+			-- a holder re-asserting a lease the registry may have
+			-- forgotten (snowid_registry_reassert): the registry takes its
+			-- word, so the node comes with a floor above every ID any
+			-- holder may have issued under it until now (its max_lead is
+			-- added by the member); a role lying to take a node thus
+			-- issues above its real holder's IDs, never among them
+			floor_until := greatest(floor_until, v_now);
+		ELSIF v_dec.result = 'ok' AND NOT v_dec.own AND NOT v_dec.successor AND
 		   @extschema@.snowid_registry_recovering() IS NOT NULL THEN
 			-- a registry that may have forgotten grants no new holder
 			-- until every live one has had time to re-assert its lease

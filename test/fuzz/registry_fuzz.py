@@ -64,6 +64,7 @@ if os.geteuid() == 0 and os.environ.get('SNOWID_FUZZ_CHILD') != '1':
 import psycopg2
 import psycopg2.errors
 import hypothesis
+import hypothesis.errors
 import hypothesis.core
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant,
@@ -254,6 +255,13 @@ FOUND = {}          # category -> (seed, message, calls)
 CURRENT = {'seed': None, 'calls': []}
 
 
+# Every violation seen, whether or not Hypothesis replays it afterwards: the
+# registry is a real server whose answers depend on time, so a replay may
+# take another path (Hypothesis then says Flaky), and a violation seen once
+# is still a failure.
+VIOLATIONS = []
+
+
 class Violation(AssertionError):
     pass
 
@@ -417,9 +425,11 @@ class RegistryFuzz(RuleBasedStateMachine):
             if cat not in FOUND:
                 FOUND[cat] = (CURRENT['seed'], f'{inv}: {msg}', list(CURRENT['calls'][-12:]))
             return
-        raise Violation(f'invariant {inv} ({cat}) violated at seed {CURRENT["seed"]}: {msg}\n'
-                        '  the calls of this example (last 30):\n    '
-                        + '\n    '.join(CURRENT['calls'][-30:]))
+        text = (f'invariant {inv} ({cat}) violated at seed {CURRENT["seed"]}: {msg}\n'
+                '  the calls of this example (last 30):\n    '
+                + '\n    '.join(CURRENT['calls'][-30:]))
+        VIOLATIONS.append(text)
+        raise Violation(text)
 
     # ---- the model of what members hold and could issue ----
 
@@ -981,10 +991,23 @@ def main():
                             suppress_health_check=list(HealthCheck))
             n += 1
             calls = STATS['calls']
+            seen = len(VIOLATIONS)
             try:
                 run_state_machine_as_test(RegistryFuzz, settings=conf)
                 print(f'ok {n} - registry fuzzer seed {seed}: {STATS["calls"] - calls} calls, '
                       'no violation')
+            except hypothesis.errors.Flaky as e:
+                # a replay that took another path: a failure only if a
+                # violation was seen
+                if len(VIOLATIONS) == seen:
+                    print(f'ok {n} - registry fuzzer seed {seed}: {STATS["calls"] - calls} calls, '
+                          'no violation (Hypothesis could not replay one example: '
+                          'the registry answers by its clock)')
+                else:
+                    failures.append(seed)
+                    print(f'not ok {n} - registry fuzzer seed {seed}: Violation (seen once, '
+                          'not replayed)')
+                    print('# ' + VIOLATIONS[seen].replace('\n', '\n# '))
             except Exception as e:
                 failures.append(seed)
                 print(f'not ok {n} - registry fuzzer seed {seed}: {type(e).__name__}')

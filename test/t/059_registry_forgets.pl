@@ -135,6 +135,41 @@ my %seen;
 my $dups = grep { $seen{$_}++ } (@a, split(/,/, $ids_c));
 is($dups, 0, 'no ID is shared');
 
+# ---- 5. a restart that lost a row; a role that lies about a lease ----
+#
+# A restored backup or an asynchronous standby lacks the rows of the last
+# grants: nothing says which.  So the grace after a start is unconditional:
+# it lasts though every row the registry kept has been renewed since.  A
+# role that claims, during the grace, to re-assert a lease it never held
+# gets the node above the time it asked (its IDs lie above those of any
+# real holder the registry forgot).
+
+my $layout = $registry->safe_psql('postgres',
+	'SELECT layout FROM snowid_registry_settings');
+$registry->safe_psql('postgres', q{
+CREATE ROLE liar LOGIN;
+GRANT EXECUTE ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint) TO liar;
+DELETE FROM snowid_registry_node WHERE node_id <> 1;
+});
+$registry->restart;
+ok( $registry->poll_query_until('postgres',
+		q{SELECT last_seen > pg_postmaster_start_time() FROM snowid_registry_node
+		   WHERE node_id = 1}),
+	'after a restart that lost rows, A renews its lease');
+like(
+	$registry->safe_psql('postgres', 'SELECT snowid_registry_recovering()'),
+	qr/grants new leases after 20 s/,
+	'the grace lasts though every row the registry kept was renewed');
+my $lie = $registry->safe_psql(
+	'postgres',
+	"SELECT result || ' ' || (floor_until >= clock_timestamp() - interval '1 s')
+	   FROM snowid_registry_reassert(7, false, 1023, \$\$$layout\$\$, 'liar', 'h', 1, 42,
+			'startliar', rpad('s', 32, '#'), NULL, false, 60000, 5000, 1000, NULL,
+			clock_timestamp() + interval '10 s')",
+	extra_params => [ '-U', 'liar' ]);
+is($lie, 'ok true',
+	'a role re-asserting a lease it never held gets the node above the time it asked');
+
 # ---- 4. the database owner cannot drop snowid ----
 
 $registry->safe_psql('postgres', q{
