@@ -788,7 +788,7 @@ class RegistryFuzz(RuleBasedStateMachine):
               'neg': -size, 'huge': BIG - size}[where]
         hi = min(lo + size - 1, BIG) if lo <= BIG - size + 1 else BIG
         node = sorted(m.holds)[0] if (own_node and m.holds) else (sorted(o.holds)[0] if o.holds else 0)
-        if own_node and m.holds:
+        if node in m.holds:
             # a holder's report may move the pool by what one grant could
             # take from where it stands (max_grant_share 0.01, as
             # snowid_pool_grant sizes a grant): no more
