@@ -9,6 +9,7 @@
 #   PG_VERSIONS="15 18" bash test/run-tests.sh             # some majors
 #   PG_CONFIG=/path/to/pg_config bash test/run-tests.sh    # one installation you have
 #   SNOWID_TAP_TESTS='test/t/001_*.pl' bash test/run-tests.sh   # some TAP files
+#   SNOWID_TAP_JOBS=1 bash test/run-tests.sh               # TAP files one at a time (default 3)
 #
 # 15 comes from Debian's packages; the others are built from Debian's source
 # packages into a cache outside the repository by test/pg-build.sh (a few
@@ -92,31 +93,35 @@ kill_tap_servers() {
 # next file), so that a failure that happens once in many runs leaves its
 # evidence in the output.
 # A TAP file that runs past SNOWID_TAP_LIMIT seconds (default 900; the
-# slowest file takes about 4 minutes) is stopped, its servers killed, and
+# slowest file takes about 2 minutes) is stopped, its servers killed, and
 # it is run once more; a second overrun counts as a failure.  The one hang
 # seen so far was not snowid's: with the clock faked by libfaketime, a
 # backend interrupted by SIGALRM while libfaketime held glibc's stdio lock
 # (it re-reads its offset file on every clock read) called the clock again
 # from PostgreSQL's timeout handler and deadlocked on that lock.
+#   run_tap_file FILE RESULTS
+# runs in the current directory (a lane's copy of the test tree), prints
+# its report (a line, and the evidence of a failure) and writes
+# "PASSED FAILED" to RESULTS/<file>.count ("skip" for a file that skips).
 run_tap_file() {
-	local t=$1 out base ok bad died log try rc runner
+	local t=$1 results=$2 out base ok bad died log try rc runner
 	base=$(basename "$t" .pl)
-	out=tap-$base.log
+	out=$results/tap-$base.log
 	runner=()
 	[ "$(id -u)" -eq 0 ] && runner=(runuser -u postgres --)
 	for try in 1 2; do
 		rc=0
 		timeout -k 30 "${SNOWID_TAP_LIMIT:-900}" \
-			"${runner[@]}" make -s PG_CONFIG="$PG_CONFIG" with_llvm=no prove PROVE_FLAGS=-v PROVE_TESTS="$t" >"$out" 2>&1 || rc=$?
+			"${runner[@]}" env PG_TEST_PORT_DIR="$results/portlock" \
+			make -s PG_CONFIG="$PG_CONFIG" with_llvm=no prove PROVE_FLAGS=-v PROVE_TESTS="$t" >"$out" 2>&1 || rc=$?
 		[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && break
 		echo "  $t ran past ${SNOWID_TAP_LIMIT:-900} s (try $try): stopped" | tee -a "$out"
 		kill_tap_servers "$base"
-		[ "$try" -eq 1 ] && { cat "$out" >>tap.log; echo "  $t: running it once more"; }
+		[ "$try" -eq 1 ] && { cp "$out" "$out.try1"; echo "  $t: running it once more"; }
 	done
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "not ok 9999 - $t ran past the time limit twice" >>"$out"
 	fi
-	cat "$out" >>tap.log
 	ok=$(grep -cE '^\s*ok [0-9]+' "$out")
 	bad=$(grep -cE '^\s*not ok [0-9]+' "$out")
 	died=$(grep -cE 'Dubious, test returned|Bad plan|No plan found|Parse errors|Bailout called|FAILED--Further testing stopped' "$out")
@@ -126,13 +131,14 @@ run_tap_file() {
 		# nothing without saying so failed.
 		if grep -qE '^\S+\.pl \.+ skipped: ' "$out"; then
 			printf '  %-40s skipped: %s\n' "$t" "$(sed -n 's/^\S*\.pl \.* skipped: //p' "$out" | head -1)"
+			echo skip >"$results/$base.count"
 			return
 		fi
 		died=1
 	fi
-	printf '  %-40s %4d passed, %d failed\n' "$t" "$ok" "$((bad + died))"
+	printf '  %-40s %4d passed, %d failed (%s s)\n' "$t" "$ok" "$((bad + died))" \
+		"$(grep -oE '[0-9]+ wallclock secs' "$out" | head -1 | cut -d' ' -f1)"
 	if [ "$bad" -gt 0 ] || [ "$died" -gt 0 ]; then
-		base=$(basename "$t" .pl)
 		log=tmp_check/log/regress_log_$base
 		echo "=== FAILED: $t (PostgreSQL $major)"
 		echo "--- prove's output, passing subtests left out (last 60 lines):"
@@ -146,10 +152,95 @@ run_tap_file() {
 		for s in tmp_check/log/"${base}"_*.log; do
 			[ -f "$s" ] && { echo "--- $s (last 25 lines)"; tail -25 "$s"; }
 		done
-		mkdir -p failed-logs && cp -r tmp_check/log "failed-logs/$base" 2>/dev/null
+		mkdir -p "$results/failed-logs" && cp -r tmp_check/log "$results/failed-logs/$base" 2>/dev/null
 	fi
-	major_passed=$((major_passed + ok))
-	major_failed=$((major_failed + bad + died))
+	echo "$ok $((bad + died))" >"$results/$base.count"
+}
+
+# The TAP files, SNOWID_TAP_JOBS (default 3) at a time: most of their time
+# is spent waiting for leases, renewals and clocks, not on a core.  Each
+# lane is a copy of the test tree (prove empties its tmp_check), takes the
+# next file from one queue (the slowest known files first, so that the
+# lanes end together) and runs it as run_tap_file does; every server picks
+# its own port (PostgreSQL::Test::Cluster, its reservations in one
+# directory for all lanes).  The reports are printed in the files' order,
+# each when its file and all before it are done, and counted at the end.
+#   run_tap_files FILE...
+run_tap_files() {
+	local jobs=${SNOWID_TAP_JOBS:-3} results queue t k lane base c ok bad shown=0
+	results=$PWD/tap-results
+	rm -rf "$results" && mkdir -p "$results/portlock"
+	[ "$(id -u)" -eq 0 ] && chown -R postgres "$results"
+	queue=$results/queue
+	# Slowest first (seconds on a 2-core machine, PostgreSQL 18): 068 107,
+	# 052 74, 057 65, 051 57, 050 48, 055 32, 059 29, 070 28, 071 24.
+	{
+		for k in 068 052 057 051 050 055 059 070 071; do
+			for t in "$@"; do
+				[[ $(basename "$t") == ${k}_* ]] && echo "$t"
+			done
+		done
+		for t in "$@"; do
+			[[ " 068 052 057 051 050 055 059 070 071 " == *" $(basename "$t" | cut -c1-3) "* ]] || echo "$t"
+		done
+	} >"$queue"
+	echo 0 >"$queue.next"
+	for k in $(seq "$jobs"); do
+		lane=$PWD
+		if [ "$k" -gt 1 ]; then
+			lane=$(copy_tree_for_runner)
+		fi
+		(
+			cd "$lane" || exit 1
+			while :; do
+				t=$(
+					exec 8>>"$queue.lock"
+					flock 8
+					n=$(cat "$queue.next")
+					echo $((n + 1)) >"$queue.next"
+					sed -n "$((n + 1))p" "$queue"
+				)
+				[ -n "$t" ] || break
+				base=$(basename "$t" .pl)
+				run_tap_file "$t" "$results" >"$results/$base.report.part" 2>&1
+				mv "$results/$base.report.part" "$results/$base.report"
+			done
+		) &
+	done
+	# Print each report as soon as it and the ones before it are done.
+	while :; do
+		while [ "$shown" -lt $# ]; do
+			k=$((shown + 1))
+			base=$(basename "${!k}" .pl)
+			[ -f "$results/$base.report" ] || break
+			cat "$results/$base.report"
+			shown=$k
+		done
+		[ "$shown" -lt $# ] || break
+		if ! jobs -r | grep -q .; then
+			# every lane ended: a file with no report is a failure
+			k=$((shown + 1))
+			base=$(basename "${!k}" .pl)
+			[ -f "$results/$base.report" ] && continue
+			echo "  ${!k}: no report (its lane ended early): FAILED"
+			echo "0 1" >"$results/$base.count"
+			echo "  (no report)" >"$results/$base.report"
+			continue
+		fi
+		sleep 1
+	done
+	wait
+	for t in "$@"; do
+		base=$(basename "$t" .pl)
+		c=$(cat "$results/$base.count" 2>/dev/null || echo "0 1")
+		[ "$c" = skip ] && continue
+		read -r ok bad <<<"$c"
+		major_passed=$((major_passed + ok))
+		major_failed=$((major_failed + bad))
+		cat "$results/tap-$base.log.try1" "$results/tap-$base.log" >>tap.log 2>/dev/null
+	done
+	[ -d "$results/failed-logs" ] && cp -r "$results/failed-logs" . 2>/dev/null
+	return 0
 }
 
 # Citus for the Citus TAP tests, installed into the PostgreSQL of PG_CONFIG;
@@ -257,9 +348,8 @@ run_suite() {
 
 	echo "== TAP"
 	: >tap.log
-	for t in ${SNOWID_TAP_TESTS:-test/t/*.pl}; do
-		run_tap_file "$t"
-	done
+	# shellcheck disable=SC2086 # a glob, split on purpose
+	run_tap_files ${SNOWID_TAP_TESTS:-test/t/*.pl}
 
 	# The registry fuzzer (issue 29): about a minute, fixed seeds; its
 	# "ok N" / "not ok N" lines count as pg_regress's do.
