@@ -47,6 +47,17 @@ pg_config_of() {
 		echo /usr/lib/postgresql/15/bin/pg_config
 		return 0
 	fi
+	# The background build of this major (prebuild, below), if one runs:
+	# wait for it, and take its installation if it built.
+	if [ -n "${prebuild_pid:-}" ]; then
+		while [ ! -f "$prebuild_dir/$major.rc" ] && kill -0 "$prebuild_pid" 2>/dev/null; do
+			sleep 5
+		done
+		if [ "$(cat "$prebuild_dir/$major.rc" 2>/dev/null)" = 0 ] &&
+			bash "$SNOWID_SRC/test/pg-build.sh" --print-pg-config "$major" 2>/dev/null; then
+			return 0
+		fi
+	fi
 	out=$(bash "$SNOWID_SRC/test/pg-build.sh" "$major" 2>"/tmp/snowid-pg-build-$major.log")
 	rc=$?
 	if [ $rc -ne 0 ]; then
@@ -379,6 +390,32 @@ if [ -n "${SNOWID_USER_PG_CONFIG:-}" ]; then
 	majors=user
 else
 	majors=${PG_VERSIONS:-15 17 18 19}
+fi
+
+# Building PostgreSQL 17, 18 and 19 from source (and Citus into each) is
+# most of a fresh machine's run: it goes on in the background from the
+# start, one major after the other, while the suites of the majors already
+# there run; pg_config_of waits for the major it needs.  A major that does
+# not build is built once more in the foreground, for its error and log.
+prebuild_pid=
+prebuild_dir=$(mktemp -d "${TMPDIR:-/tmp}/snowid-prebuild.XXXXXX")
+prebuild() {
+	local major out rc
+	for major in "$@"; do
+		[ "$major" = 15 ] && continue
+		rc=0
+		out=$(bash "$SNOWID_SRC/test/pg-build.sh" "$major" 2>"$prebuild_dir/$major.log") || rc=$?
+		if [ "$rc" -eq 0 ]; then
+			bash "$SNOWID_SRC/test/citus-build.sh" "$(echo "$out" | tail -n1)" \
+				>"$prebuild_dir/citus-$major.log" 2>&1
+		fi
+		echo "$rc" >"$prebuild_dir/$major.rc"
+	done
+}
+if [ "$majors" != user ] && [ "${SNOWID_PREBUILD:-1}" = 1 ]; then
+	prebuild $majors &
+	prebuild_pid=$!
+	trap 'kill "$prebuild_pid" 2>/dev/null' EXIT
 fi
 
 for major in $majors; do
