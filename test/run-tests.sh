@@ -10,6 +10,7 @@
 #   PG_CONFIG=/path/to/pg_config bash test/run-tests.sh    # one installation you have
 #   SNOWID_TAP_TESTS='test/t/001_*.pl' bash test/run-tests.sh   # some TAP files
 #   SNOWID_TAP_JOBS=1 bash test/run-tests.sh               # TAP files one at a time (default 3)
+#   SNOWID_PREBUILD=0 bash test/run-tests.sh               # build 17, 18, 19 only when their turn comes
 #
 # 15 comes from Debian's packages; the others are built from Debian's source
 # packages into a cache outside the repository by test/pg-build.sh (a few
