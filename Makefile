@@ -45,9 +45,20 @@ OBJS = \
 	src/registry_worker.o \
 	src/snowid.o
 
-# One install script, sql/snowid.sql, built into the script of the current
-# version; beside it the frozen 1.0 script (the base that older versions
-# install from) and the upgrade scripts.
+# The install script of the current version, sql/snowid--$(EXTVERSION).sql,
+# is built by concatenating the parts in sql/install/ in this order (one
+# part per subsystem; a later part may use what an earlier one creates);
+# beside it the frozen 1.0 script (the base that older versions install
+# from) and the upgrade scripts.
+INSTALL_PARTS = \
+	sql/install/00_header.sql \
+	sql/install/10_generator.sql \
+	sql/install/20_ticket.sql \
+	sql/install/30_registry.sql \
+	sql/install/40_pool_registry.sql \
+	sql/install/50_pool_member.sql \
+	sql/install/60_uuid.sql \
+	sql/install/70_convert.sql
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = sql/$(EXTENSION)--1.0.sql $(wildcard sql/$(EXTENSION)--*--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
@@ -82,8 +93,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
-	cp $< $@
+sql/$(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS)
+	@$(MKDIR_P) $(@D)
+	cat $^ >$@
 
 .PHONY: prove snowid-not-root
 prove: snowid-not-root

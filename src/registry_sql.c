@@ -13,9 +13,9 @@
  *
  * A registry database may live on a server that issues IDs itself (a
  * Citus coordinator, say), which cannot be a member of it: the registry's
- * claims (sql/snowid.sql) ask snowid_registry_host() for the node that
- * server issues under, so that they never grant it to another server, and
- * for a bound above every ID it has issued.
+ * claims (sql/install/30_registry.sql) ask snowid_registry_host() for the
+ * node that server issues under, so that they never grant it to another
+ * server, and for a bound above every ID it has issued.
  *
  *-------------------------------------------------------------------------
  */

@@ -30,8 +30,9 @@
 #
 # All blocks run in the README's order, wherever each runs.
 #
-# Also: the README's reference names every function of sql/snowid.sql and
-# has a settings row for every snowid.* parameter of src/guc.c.
+# Also: the README's reference names every function of the install script
+# (the parts in sql/install/ that the Makefile concatenates) and has a
+# settings row for every snowid.* parameter of src/guc.c.
 
 use strict;
 use warnings;
@@ -95,12 +96,19 @@ for my $where ('registry', 'member')
 # every snowid.* parameter (a row of the settings table, with its default)
 # is in the README.
 my $readme_text = join("\n", @lines);
-my $script = slurp_file("$FindBin::RealBin/../../sql/snowid.sql");
+# The install script is built from the parts the Makefile lists in
+# INSTALL_PARTS; a part left out of that list would not be installed.
+my $src = "$FindBin::RealBin/../..";
+my @parts = slurp_file("$src/Makefile") =~ m{^\s*(sql/install/\S+\.sql)}mg;
+cmp_ok(scalar(@parts), '>=', 2, 'the Makefile lists the parts of the install script (' . scalar(@parts) . ')');
+my @unlisted_parts = grep { my $f = $_; !grep { "$src/$_" eq $f } @parts } sort glob("$src/sql/install/*.sql");
+is("@unlisted_parts", '', 'the Makefile lists every part in sql/install/');
+my $script = join('', map { slurp_file("$src/$_") } @parts);
 my %functions = map { $_ => 1 } $script =~ /^CREATE (?:OR REPLACE )?FUNCTION (\w+)/mg;
-cmp_ok(scalar(keys %functions), '>=', 30, 'sql/snowid.sql has functions (' . scalar(keys %functions) . ')');
+cmp_ok(scalar(keys %functions), '>=', 30, 'the install script has functions (' . scalar(keys %functions) . ')');
 my @unnamed = grep { index($readme_text, "`$_(") < 0 } sort keys %functions;
-is("@unnamed", '', 'README.md names every function of sql/snowid.sql');
-my $guc_c = slurp_file("$FindBin::RealBin/../../src/guc.c");
+is("@unnamed", '', 'README.md names every function of the install script');
+my $guc_c = slurp_file("$src/src/guc.c");
 my @gucs = $guc_c =~ /DefineCustom\w+Variable\("(snowid\.\w+)"/g;
 cmp_ok(scalar(@gucs), '>=', 12, 'src/guc.c defines parameters (' . scalar(@gucs) . ')');
 my @unlisted = grep { $readme_text !~ /^\| `\Q$_\E` \| \S/m } @gucs;
