@@ -65,3 +65,55 @@ copy_tree_for_runner() {
 	if [ "$(id -u)" -eq 0 ]; then chown -R postgres "$dest"; fi
 	echo "$dest"
 }
+
+# ---- throwaway servers for the benchmarks (test/bench/*.sh) ----
+#
+#   sdir=$(bench_scratch NAME)        a directory the runner owns
+#   trap bench_cleanup EXIT           stops every server below, removes sdir
+#   bench_server DATA LOG PORT [BINDIR] [CONF_LINE...]
+#
+# bench_server runs initdb (of BINDIR, else the PATH's) into DATA as the
+# runner with trust authentication, appends to its postgresql.conf the
+# port, no TCP listener, the socket in DATA's parent directory and each
+# CONF_LINE, and starts it with its log in LOG.  bench_cleanup stops what
+# bench_server started (immediate: a benchmark's data is thrown away) and
+# removes the scratch directories; a script with a cleanup of its own calls
+# it from there.
+BENCH_SERVERS=()
+BENCH_SCRATCH=()
+bench_scratch() {
+	local d
+	d=$(mktemp -d "${TMPDIR:-/tmp}/snowid-bench-$1.XXXXXX") || return 1
+	[ "$(id -u)" -eq 0 ] && chown postgres "$d"
+	echo "$d"
+}
+
+bench_server() {
+	local data=$1 log=$2 port=$3 bin=${4:+$4/}
+	shift 3
+	[ $# -gt 0 ] && shift
+	BENCH_SCRATCH+=("$(dirname "$data")")
+	as_runner "${bin}initdb" -D "$data" -A trust >/dev/null || return 1
+	{
+		echo "port = $port"
+		echo "listen_addresses = ''"
+		echo "unix_socket_directories = '$(dirname "$data")'"
+		[ $# -gt 0 ] && printf '%s\n' "$@"
+	} | as_runner tee -a "$data/postgresql.conf" >/dev/null
+	BENCH_SERVERS+=("$bin|$data")
+	as_runner "${bin}pg_ctl" -D "$data" -l "$log" -w start >/dev/null
+}
+
+bench_cleanup() {
+	local s d
+	for s in ${BENCH_SERVERS[@]+"${BENCH_SERVERS[@]}"}; do
+		as_runner "${s%%|*}pg_ctl" -D "${s#*|}" -m immediate stop >/dev/null 2>&1 || true
+	done
+	for d in ${BENCH_SCRATCH[@]+"${BENCH_SCRATCH[@]}"}; do
+		rm -rf "$d"
+	done
+	return 0
+}
+
+# psql as the runner: quiet, unaligned, stopping at the first error.
+q() { as_runner psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }

@@ -49,10 +49,7 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/snowid-builds.XXXXXX")
 chmod 755 "$scratch"
 declare -A pgc host port
 cleanup() {
-	for b in a b; do
-		[ -n "${host[$b]:-}" ] || continue
-		as_runner "$(${pgc[$b]} --bindir)/pg_ctl" -D "${host[$b]}/data" -m immediate stop >/dev/null 2>&1
-	done
+	bench_cleanup
 	rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -73,15 +70,8 @@ for b in a b; do
 	mkdir "${host[$b]}"
 	[ "$(id -u)" -eq 0 ] && chown postgres "${host[$b]}"
 	port[$b]=$((${SNOWID_BENCH_PORT:-55480} + i))
-	as_runner "$scratch/pg-$b/bin/initdb" -D "${host[$b]}/data" -A trust >/dev/null
-	cat >>"${host[$b]}/data/postgresql.conf" <<CONF
-port = ${port[$b]}
-listen_addresses = ''
-unix_socket_directories = '${host[$b]}'
-shared_preload_libraries = 'snowid'
-snowid.node_id = 1
-CONF
-	as_runner "$scratch/pg-$b/bin/pg_ctl" -D "${host[$b]}/data" -l "${host[$b]}/server.log" -w start >/dev/null
+	bench_server "${host[$b]}/data" "${host[$b]}/server.log" "${port[$b]}" "$scratch/pg-$b/bin" \
+		"shared_preload_libraries = 'snowid'" "snowid.node_id = 1"
 	i=$((i + 1))
 done
 

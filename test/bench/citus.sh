@@ -91,11 +91,7 @@ chmod 755 "$scratch"
 nodes=(c w1 w2)
 declare -A dir port
 cleanup() {
-	local n
-	for n in "${nodes[@]}"; do
-		[ -f "${dir[$n]:-/nonexistent}/data/postmaster.pid" ] &&
-			as_runner "$scratch/pg/bin/pg_ctl" -D "${dir[$n]}/data" -m immediate stop >/dev/null 2>&1
-	done
+	bench_cleanup
 	rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -147,18 +143,9 @@ for n in "${nodes[@]}"; do
 	port[$n]=$((${SNOWID_BENCH_PORT:-55490} + i))
 	mkdir "${dir[$n]}"
 	[ "$(id -u)" -eq 0 ] && chown postgres "${dir[$n]}"
-	as_runner "$bindir/initdb" -D "${dir[$n]}/data" -A trust >/dev/null || exit 1
-	cat >>"${dir[$n]}/data/postgresql.conf" <<CONF
-port = ${port[$n]}
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '${dir[$n]}'
-shared_preload_libraries = 'citus,snowid'
-snowid.node_id = $i
-synchronous_commit = off
-max_connections = 100
-autovacuum = off
-CONF
-	as_runner "$bindir/pg_ctl" -D "${dir[$n]}/data" -l "${dir[$n]}/server.log" -w start >/dev/null ||
+	bench_server "${dir[$n]}/data" "${dir[$n]}/server.log" "${port[$n]}" "$bindir" \
+		"listen_addresses = '127.0.0.1'" "shared_preload_libraries = 'citus,snowid'" \
+		"snowid.node_id = $i" "synchronous_commit = off" "max_connections = 100" "autovacuum = off" ||
 		{ cat "${dir[$n]}/server.log"; exit 1; }
 	i=$((i + 1))
 done

@@ -35,25 +35,14 @@ if [ -z "${SNOWID_SKIP_BUILD:-}" ]; then
 	ensure_packages make gcc postgresql-15 postgresql-server-dev-15
 	build_and_install /tmp/snowid-bench-build.log || { cat /tmp/snowid-bench-build.log; exit 1; }
 fi
-sdir=$(mktemp -d "${TMPDIR:-/tmp}/snowid-bench-inserts-server.XXXXXX")
-[ "$(id -u)" -eq 0 ] && chown postgres "$sdir"
+sdir=$(bench_scratch inserts-server)
 port=${SNOWID_BENCH_PORT:-55445}
-as_runner initdb -D "$sdir/data" -A trust >/dev/null
-cat >>"$sdir/data/postgresql.conf" <<CONF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$sdir'
-shared_preload_libraries = 'snowid'
-snowid.node_id = 1
-synchronous_commit = off
-max_connections = 100
-autovacuum = off
-CONF
-as_runner pg_ctl -D "$sdir/data" -l "$sdir/server.log" -w start >/dev/null
+trap bench_cleanup EXIT
+bench_server "$sdir/data" "$sdir/server.log" "$port" "" \
+	"shared_preload_libraries = 'snowid'" "snowid.node_id = 1" "synchronous_commit = off" \
+	"max_connections = 100" "autovacuum = off"
 export PGHOST=$sdir PGPORT=$port PGDATABASE=postgres
-trap 'as_runner pg_ctl -D "$sdir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$sdir"' EXIT
 export PGOPTIONS="-c client_min_messages=warning"
-q() { as_runner psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 q -c "CREATE EXTENSION snowid"
 # name|DDL (the table is bench_<name>, its primary key bench_<name>_pkey)

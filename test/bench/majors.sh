@@ -33,15 +33,7 @@ fi
 ensure_packages make gcc postgresql-15 postgresql-server-dev-15 || exit 1
 
 declare -A pgc host port
-servers=()
-cleanup() {
-	for m in "${majors[@]}"; do
-		[ -n "${host[$m]:-}" ] || continue
-		as_runner "$(${pgc[$m]} --bindir)/pg_ctl" -D "${host[$m]}/data" -m immediate stop >/dev/null 2>&1
-		rm -rf "${host[$m]}"
-	done
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 
 i=0
 for m in "${majors[@]}"; do
@@ -55,19 +47,11 @@ for m in "${majors[@]}"; do
 			{ cat "/tmp/snowid-majors-build-$m.log"; exit 1; }
 	fi
 	bindir=$(${pgc[$m]} --bindir)
-	host[$m]=$(mktemp -d "${TMPDIR:-/tmp}/snowid-majors-$m.XXXXXX")
+	host[$m]=$(bench_scratch "majors-$m")
 	port[$m]=$((55470 + i))
 	i=$((i + 1))
-	[ "$(id -u)" -eq 0 ] && chown postgres "${host[$m]}"
-	as_runner "$bindir/initdb" -D "${host[$m]}/data" -A trust >/dev/null
-	cat >>"${host[$m]}/data/postgresql.conf" <<CONF
-port = ${port[$m]}
-listen_addresses = ''
-unix_socket_directories = '${host[$m]}'
-shared_preload_libraries = 'snowid'
-snowid.node_id = 1
-CONF
-	as_runner "$bindir/pg_ctl" -D "${host[$m]}/data" -l "${host[$m]}/server.log" -w start >/dev/null
+	bench_server "${host[$m]}/data" "${host[$m]}/server.log" "${port[$m]}" "$bindir" \
+		"shared_preload_libraries = 'snowid'" "snowid.node_id = 1"
 done
 
 export PGOPTIONS="-c client_min_messages=warning" PGDATABASE=postgres

@@ -36,28 +36,18 @@ if [ -z "${SNOWID_SKIP_BUILD:-}" ]; then
 	ensure_packages make gcc postgresql-15 postgresql-server-dev-15
 	build_and_install /tmp/snowid-bench-build.log || { cat /tmp/snowid-bench-build.log; exit 1; }
 fi
-sdir=$(mktemp -d "${TMPDIR:-/tmp}/snowid-bench-parallel-server.XXXXXX")
-[ "$(id -u)" -eq 0 ] && chown postgres "$sdir"
+sdir=$(bench_scratch parallel-server)
 port=${SNOWID_BENCH_PORT:-55443}
+trap bench_cleanup EXIT
 # wide: the 16-bit sequence; default: the default layout, for the cost of
 # one backend as section 1 of run.sh measures it
-for d in wide default; do
-	as_runner initdb -D "$sdir/$d" -A trust >/dev/null
-	cat >>"$sdir/$d/postgresql.conf" <<CONF
-port = $([ $d = wide ] && echo "$port" || echo $((port + 1)))
-listen_addresses = ''
-unix_socket_directories = '$sdir'
-shared_preload_libraries = 'snowid'
-snowid.node_id = 1
-CONF
-	[ $d = wide ] && printf 'snowid.node_bits = 6\nsnowid.sequence_bits = 16\n' >>"$sdir/$d/postgresql.conf"
-	as_runner pg_ctl -D "$sdir/$d" -l "$sdir/$d.log" -w start >/dev/null
-done
+bench_server "$sdir/wide" "$sdir/wide.log" "$port" "" \
+	"shared_preload_libraries = 'snowid'" "snowid.node_id = 1" \
+	"snowid.node_bits = 6" "snowid.sequence_bits = 16"
+bench_server "$sdir/default" "$sdir/default.log" $((port + 1)) "" \
+	"shared_preload_libraries = 'snowid'" "snowid.node_id = 1"
 export PGHOST=$sdir PGPORT=$port PGDATABASE=postgres
-# (the wide server is already down when callgrind ran: || true, or set -e ends the trap)
-trap 'for d in wide default; do as_runner pg_ctl -D "$sdir/$d" -m immediate stop >/dev/null 2>&1 || true; done; rm -rf "$sdir"' EXIT
 export PGOPTIONS="-c client_min_messages=warning"
-q() { as_runner psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 for p in $port $((port + 1)); do
 	q -p $p -c "CREATE EXTENSION snowid"

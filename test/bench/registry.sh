@@ -34,29 +34,14 @@ ensure_packages make gcc postgresql-15 postgresql-server-dev-15
 if [ -z "${SNOWID_SKIP_BUILD:-}" ]; then
 	build_and_install /tmp/snowid-bench-build.log || { cat /tmp/snowid-bench-build.log; exit 1; }
 fi
-sdir=$(mktemp -d "${TMPDIR:-/tmp}/snowid-bench-registry-server.XXXXXX")
-[ "$(id -u)" -eq 0 ] && chown postgres "$sdir"
+sdir=$(bench_scratch registry-server)
 port=${SNOWID_BENCH_PORT:-55441}
-as_runner initdb -D "$sdir/data" -A trust >/dev/null
-cat >>"$sdir/data/postgresql.conf" <<CONF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$sdir'
-shared_preload_libraries = 'snowid'
-snowid.node_id = 1
-CONF
-as_runner initdb -D "$sdir/registry" -A trust >/dev/null
-cat >>"$sdir/registry/postgresql.conf" <<CONF
-port = $((port + 1))
-listen_addresses = ''
-unix_socket_directories = '$sdir'
-CONF
-as_runner pg_ctl -D "$sdir/data" -l "$sdir/server.log" -w start >/dev/null
-as_runner pg_ctl -D "$sdir/registry" -l "$sdir/registry.log" -w start >/dev/null
+trap bench_cleanup EXIT
+bench_server "$sdir/data" "$sdir/server.log" "$port" "" \
+	"shared_preload_libraries = 'snowid'" "snowid.node_id = 1"
+bench_server "$sdir/registry" "$sdir/registry.log" $((port + 1))
 export PGHOST=$sdir PGPORT=$port PGDATABASE=postgres
-trap 'as_runner pg_ctl -D "$sdir/data" -m immediate stop >/dev/null 2>&1; as_runner pg_ctl -D "$sdir/registry" -m immediate stop >/dev/null 2>&1; rm -rf "$sdir"' EXIT
 export PGOPTIONS="-c client_min_messages=warning"
-q() { as_runner psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 q -c "CREATE EXTENSION snowid"
 q -p $((port + 1)) -c "CREATE EXTENSION snowid"

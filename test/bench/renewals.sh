@@ -36,20 +36,11 @@ ensure_packages make gcc postgresql-15 postgresql-server-dev-15
 if [ -z "${SNOWID_SKIP_BUILD:-}" ]; then
 	build_and_install /tmp/snowid-bench-build.log || { cat /tmp/snowid-bench-build.log; exit 1; }
 fi
-sdir=$(mktemp -d "${TMPDIR:-/tmp}/snowid-bench-renewals-server.XXXXXX")
-[ "$(id -u)" -eq 0 ] && chown postgres "$sdir"
+sdir=$(bench_scratch renewals-server)
 port=${SNOWID_BENCH_PORT:-55461}
-as_runner initdb -D "$sdir/registry" -A trust >/dev/null
-cat >>"$sdir/registry/postgresql.conf" <<CONF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$sdir'
-max_connections = 50
-CONF
-as_runner pg_ctl -D "$sdir/registry" -l "$sdir/registry.log" -w start >/dev/null
+trap bench_cleanup EXIT
+bench_server "$sdir/registry" "$sdir/registry.log" "$port" "" "max_connections = 50"
 export PGHOST=$sdir PGPORT=$port
-trap 'as_runner pg_ctl -D "$sdir/registry" -m immediate stop >/dev/null 2>&1; rm -rf "$sdir"' EXIT
-q() { as_runner psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 layout='bench layout, node_bits 10'
 q -d postgres -c "CREATE DATABASE r14" -c "CREATE DATABASE r15"

@@ -38,23 +38,14 @@ if [ -z "${PGHOST:-}" ]; then
 	if [ -z "${SNOWID_SKIP_BUILD:-}" ]; then
 		build_and_install /tmp/snowid-bench-build.log || { cat /tmp/snowid-bench-build.log; exit 1; }
 	fi
-	sdir=$(mktemp -d "${TMPDIR:-/tmp}/snowid-bench-server.XXXXXX")
-	[ "$(id -u)" -eq 0 ] && chown postgres "$sdir"
-	as_runner initdb -D "$sdir/data" -A trust >/dev/null
-	cat >>"$sdir/data/postgresql.conf" <<CONF
-port = ${SNOWID_BENCH_PORT:-55439}
-listen_addresses = ''
-unix_socket_directories = '$sdir'
-shared_preload_libraries = 'snowid'
-snowid.node_id = 1
-CONF
-	as_runner pg_ctl -D "$sdir/data" -l "$sdir/server.log" -w start >/dev/null
+	sdir=$(bench_scratch server)
+	trap bench_cleanup EXIT
+	bench_server "$sdir/data" "$sdir/server.log" "${SNOWID_BENCH_PORT:-55439}" "" \
+		"shared_preload_libraries = 'snowid'" "snowid.node_id = 1"
 	export PGHOST=$sdir PGPORT=${SNOWID_BENCH_PORT:-55439} PGDATABASE=postgres
-	trap 'as_runner pg_ctl -D "$sdir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$sdir"' EXIT
 fi
 
 export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
-q() { as_runner psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 q -c "CREATE EXTENSION IF NOT EXISTS snowid"
 # read by this shell, not by psql: the postgres user may not be able to
