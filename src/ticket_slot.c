@@ -27,7 +27,8 @@
  *	- the hot path takes no lock: one fetch-add on slot->cur.
  *
  * Why no value is issued twice.  slot->cur packs (generation << 32 | taken).
- * A caller fetch-adds 1 and so owns offset `taken` of generation g alone.
+ * A caller (the loop of snowid_ticket_next_of in ticket_sql.c, inlined into
+ * the SQL functions) fetch-adds 1 and so owns offset `taken` of generation g alone.
  * The block of generation g (first value, count) lives in buf[g & 1],
  * written under the slot lock before cur is switched to g, and rewritten
  * only for generation g + 2, which needs g + 1 to be installed and used up

@@ -40,7 +40,12 @@ PG_FUNCTION_INFO_V1(snowid_ticket_cache);
 
 /*
  * The next value of ticket relid, for the SQL function fn_oid (whose
- * schema is the extension's).
+ * schema is the extension's): the caller's side of the protocol
+ * ticket_slot.c's head comment describes (take without a lock; on an
+ * empty block, install the next under the slot lock; pre-fetch at the
+ * threshold; bind again after the slot was freed).  It lives here, always
+ * inlined into the two SQL entry points below, so that the hot path makes
+ * no call of its own between fmgr and snowid_ticket_take.
  */
 static pg_attribute_always_inline int64
 snowid_ticket_next_of(Oid relid, Oid fn_oid)
