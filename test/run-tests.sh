@@ -179,7 +179,7 @@ run_tap_file() {
 # each when its file and all before it are done, and counted at the end.
 #   run_tap_files FILE...
 run_tap_files() {
-	local jobs=${SNOWID_TAP_JOBS:-3} results queue t k lane base c ok bad shown=0
+	local jobs=${SNOWID_TAP_JOBS:-3} results queue t k lane base c ok bad shown=0 lanes=()
 	results=$PWD/tap-results
 	rm -rf "$results" && mkdir -p "$results/portlock"
 	[ "$(id -u)" -eq 0 ] && chown -R postgres "$results"
@@ -218,6 +218,7 @@ run_tap_files() {
 				mv "$results/$base.report.part" "$results/$base.report"
 			done
 		) &
+		lanes+=($!)
 	done
 	# Print each report as soon as it and the ones before it are done.
 	while :; do
@@ -229,7 +230,7 @@ run_tap_files() {
 			shown=$k
 		done
 		[ "$shown" -lt $# ] || break
-		if ! jobs -r | grep -q .; then
+		if ! kill -0 "${lanes[@]}" 2>/dev/null; then
 			# every lane ended: a file with no report is a failure
 			k=$((shown + 1))
 			base=$(basename "${!k}" .pl)
@@ -241,7 +242,7 @@ run_tap_files() {
 		fi
 		sleep 1
 	done
-	wait
+	wait "${lanes[@]}"
 	for t in "$@"; do
 		base=$(basename "$t" .pl)
 		c=$(cat "$results/$base.count" 2>/dev/null || echo "0 1")
@@ -332,7 +333,7 @@ check_citus_bench() {
 
 # The whole suite on the installation named by PG_CONFIG.
 run_suite() {
-	local work t
+	local work t side side_passed side_failed
 	if build_and_install "/tmp/snowid-build-$major.log"; then
 		echo "build: ok (warnings as errors)"
 	else
@@ -358,10 +359,28 @@ run_suite() {
 	count_regress isolation.log
 	[ -f output_iso/regression.diffs ] && cat output_iso/regression.diffs
 
-	echo "== TAP"
+	# The benchmark smoke runs (servers of their own, on sockets only, so
+	# that no TAP file can take their ports) go on beside the TAP files;
+	# their report prints after the fuzzer's.
+	(
+		major_passed=0
+		major_failed=0
+		bench_smoke bench run.sh 55449 bench.log check_run_bench
+		bench_smoke "registry bench" registry.sh 55451 bench-registry.log check_registry_bench
+		bench_smoke "renewals bench" renewals.sh 55461 bench-renewals.log check_renewals_bench
+		bench_smoke "inserts bench" inserts.sh 55455 bench-inserts.log check_inserts_bench
+		# snowid beside uuidv7() (issue 25): below PostgreSQL 18 the uuidv7()
+		# rows say "n/a (PostgreSQL < 18)" and the rest runs.
+		bench_smoke "uuid bench" uuid.sh 55470 bench-uuid.log check_uuid_bench
+		echo "$major_passed $major_failed" >bench-side.count
+	) >bench-side.out 2>&1 &
+	side=$!
+
+	echo "== TAP (the benchmark smoke runs go on beside it)"
 	: >tap.log
 	# shellcheck disable=SC2086 # a glob, split on purpose
 	run_tap_files ${SNOWID_TAP_TESTS:-test/t/*.pl}
+	wait "$side"
 
 	# The registry fuzzer (issue 29): about a minute, fixed seeds; its
 	# "ok N" / "not ok N" lines count as pg_regress's do.
@@ -372,16 +391,18 @@ run_suite() {
 	grep -q '^not ok [0-9]' fuzz.log && grep -E -A40 '^not ok [0-9]' fuzz.log | head -120
 
 	echo "== benchmark smoke (proves the suite runs; times nothing)"
-	bench_smoke bench run.sh 55449 bench.log check_run_bench
-	bench_smoke "registry bench" registry.sh 55451 bench-registry.log check_registry_bench
-	bench_smoke "renewals bench" renewals.sh 55461 bench-renewals.log check_renewals_bench
-	bench_smoke "inserts bench" inserts.sh 55455 bench-inserts.log check_inserts_bench
-	# snowid beside uuidv7() (issue 25): below PostgreSQL 18 the uuidv7()
-	# rows say "n/a (PostgreSQL < 18)" and the rest runs.
-	bench_smoke "uuid bench" uuid.sh 55470 bench-uuid.log check_uuid_bench
-	# The Citus bench (issue 23): where Citus cannot be had (no tarball, a
-	# major Citus 14 does not build against) it prints "citus bench:
-	# skipped: <reason>", counted neither way.
+	cat bench-side.out
+	read -r side_passed side_failed <bench-side.count 2>/dev/null || {
+		side_passed=0
+		side_failed=1
+		echo "  benchmark smoke runs beside TAP: no count (FAILED)"
+	}
+	major_passed=$((major_passed + side_passed))
+	major_failed=$((major_failed + side_failed))
+	# The Citus bench (issue 23) listens on 127.0.0.1, so it runs after the
+	# TAP files, whose servers may take any free TCP port.  Where Citus
+	# cannot be had (no tarball, a major Citus 14 does not build against)
+	# it prints "citus bench: skipped: <reason>", counted neither way.
 	SNOWID_BENCH_PG_CONFIG=$PG_CONFIG bench_smoke "citus bench" citus.sh 55490 bench-citus.log check_citus_bench
 	echo "logs: $work/{regress,isolation,tap,fuzz,bench,bench-registry,bench-renewals,bench-inserts,bench-uuid,bench-citus}.log"
 	cd "$SNOWID_SRC" || return
