@@ -97,7 +97,15 @@ sql/$(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS)
 	@$(MKDIR_P) $(@D)
 	cat $^ >$@
 
-.PHONY: prove snowid-not-root
+# A release for PGXN and packagers: snowid-<version>.zip of the committed
+# tree (HEAD), one top folder snowid-<version>/ holding META.json; the
+# version is META.json's.  test/dist.sh builds and tests it.
+DIST_VERSION = $(shell sed -n 's/^   "version": "\([0-9.]*\)",$$/\1/p' $(srcdir)/META.json)
+dist:
+	git -C $(srcdir) archive --format=zip --prefix=$(EXTENSION)-$(DIST_VERSION)/ \
+		-o $(abspath $(EXTENSION)-$(DIST_VERSION).zip) HEAD
+
+.PHONY: prove snowid-not-root dist
 prove: snowid-not-root
 	$(prove_installcheck)
 

@@ -522,6 +522,21 @@ if [ -n "${last_major:-}" ] && [ "$last_major" != 15 ] &&
 	summary+=("benchmark smoke of two builds on PostgreSQL $last_major")
 fi
 
+# A release a packager can take (test/dist.sh): the versions of META.json,
+# snowid.control and the newest upgrade script agree, META.json follows
+# PGXN's spec, and make dist's zip builds, installs and passes installcheck
+# from a clean directory, on Debian's PostgreSQL 15.  Needs the git history.
+echo "=================== a release from make dist (Debian's PostgreSQL 15)"
+PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config bash "$SNOWID_SRC/test/dist.sh" >/tmp/snowid-dist.log 2>&1
+grep -E '^(not )?ok - |^dist: ' /tmp/snowid-dist.log | sed 's/^/  /'
+d_ok=$(grep -c '^ok - ' /tmp/snowid-dist.log)
+d_bad=$(grep -c '^not ok - ' /tmp/snowid-dist.log)
+grep -q '^dist: [0-9]* passed' /tmp/snowid-dist.log || { d_bad=$((d_bad + 1)); tail -30 /tmp/snowid-dist.log; }
+[ "$d_bad" -gt 0 ] && grep -A30 '^--- ' /tmp/snowid-dist.log | head -100
+passed=$((passed + d_ok))
+failed=$((failed + d_bad))
+summary+=("release zip (make dist): $d_ok passed, $d_bad failed")
+
 # A newcomer's path through the README (test/newcomer.sh): the quick start,
 # the install on Debian's PostgreSQL 15 as root, a table converted, a role
 # restricted.  Skipped, with the reason, where it cannot run (not root, no
