@@ -28,6 +28,21 @@
 #   <!-- readme-examples: skip -->       nowhere (say, a block that shows an
 #                                        error on purpose)
 #
+# and the configuration the README shows is the configuration the registry
+# and its member run with, as written (the test adds no setting of its
+# own), from the plain ``` blocks marked
+#
+#   <!-- readme-examples: registry-conf -->    the registry's postgresql.conf
+#   <!-- readme-examples: registry-hba -->     its pg_hba.conf (the only line
+#                                              for TCP: the member's login
+#                                              must pass it, with its password)
+#   <!-- readme-examples: member-conf -->      the member's postgresql.conf
+#   <!-- readme-examples: member-passfile -->  the member's passfile
+#
+# where only the names of this machine replace the README's: the registry's
+# host registry.example.com and port 5432, the members' network 10.0.0.0/8,
+# listen_addresses '*' and the passfile's path.
+#
 # All blocks run in the README's order, wherever each runs.
 #
 # Also: the README's reference names every function of the install script
@@ -51,6 +66,7 @@ my @lines = split /\n/, slurp_file($readme);
 # at the start of a line; ```sql opens a block that runs, on the demo
 # server unless a marker right before it says where.
 my @blocks;
+my %conf;
 my ($in, $runs, $where, $marker, $start, @body) = (0, 0, 'demo', undef, 0);
 for my $i (0 .. $#lines)
 {
@@ -61,7 +77,8 @@ for my $i (0 .. $#lines)
 		{
 			$marker = $1;
 			die "README.md line " . ($i + 1) . ": unknown readme-examples marker '$marker'"
-			  unless $marker =~ /^(?:skip|citus|partman|registry|member)$/;
+			  unless $marker =~
+			  /^(?:skip|citus|partman|registry|member|registry-conf|registry-hba|member-conf|member-passfile)$/;
 		}
 		elsif ($line =~ /^```\s*(\S*)/)
 		{
@@ -79,6 +96,7 @@ for my $i (0 .. $#lines)
 	if ($line =~ /^```\s*$/)
 	{
 		push @blocks, [ $start, join("\n", @body) . "\n", $where ] if $runs;
+		$conf{$where} = join("\n", @body) . "\n" if $where =~ /-(?:conf|hba|passfile)$/;
 		$in = 0;
 		next;
 	}
@@ -86,6 +104,10 @@ for my $i (0 .. $#lines)
 }
 ok(!$in, 'every code block of README.md is closed');
 cmp_ok(scalar(@blocks), '>=', 4, 'README.md has SQL examples (' . scalar(@blocks) . ')');
+for my $what ('registry-conf', 'registry-hba', 'member-conf', 'member-passfile')
+{
+	ok(defined $conf{$what}, "README.md shows the $what block");
+}
 for my $where ('registry', 'member')
 {
 	my $n = grep { $_->[2] eq $where } @blocks;
@@ -120,6 +142,23 @@ $node->safe_psql('postgres', 'CREATE DATABASE examples');
 
 # The registry and its member start when the README first needs them.
 my ($registry, $member);
+
+# A configuration block of the README with this machine's names in place
+# of the README's (and nothing else changed).
+sub here
+{
+	my ($text) = @_;
+	die "README.md lacks a configuration block the test needs" unless defined $text;
+	my $port = $registry->port;
+	$text =~ s/registry\.example\.com/127.0.0.1/g;
+	$text =~ s/\b5432\b/$port/g;
+	$text =~ s{10\.0\.0\.0/8}{127.0.0.1/32}g;
+	$text =~ s/^(listen_addresses\s*=\s*)'\*'/$1'127.0.0.1'/m;
+	my $pf = $member ? $member->basedir . '/snowid.pgpass' : '/nonexistent';
+	$text =~ s{/var/lib/postgresql/snowid\.pgpass}{$pf}g;
+	return $text;
+}
+
 my %server = (
 	demo => sub { return ($node, 'examples'); },
 	registry => sub {
@@ -127,6 +166,11 @@ my %server = (
 		{
 			$registry = PostgreSQL::Test::Cluster->new('registry');
 			$registry->init;
+			$registry->append_conf('postgresql.conf', here($conf{'registry-conf'}));
+			# the test's own way in is the socket; for TCP, the README's line alone
+			open(my $hba, '>', $registry->data_dir . '/pg_hba.conf') or die $!;
+			print $hba "local all all trust\n", here($conf{'registry-hba'});
+			close $hba;
 			$registry->start;
 		}
 		return ($registry, 'postgres');
@@ -136,12 +180,14 @@ my %server = (
 		{
 			die "README.md: a member block comes before any registry block"
 			  unless $registry;
-			$member = snowid_node('member', undef,
-				"snowid.registry = 'host="
-				  . $registry->host
-				  . ' port='
-				  . $registry->port
-				  . " dbname=ids user=member_db1 connect_timeout=5'\n");
+			$member = PostgreSQL::Test::Cluster->new('member');
+			$member->init;
+			$member->append_conf('postgresql.conf', here($conf{'member-conf'}));
+			my $passfile = $member->basedir . '/snowid.pgpass';
+			open(my $pf, '>', $passfile) or die $!;
+			print $pf here($conf{'member-passfile'});
+			close $pf;
+			chmod 0600, $passfile;
 			$member->start;
 			# a lease before the first block (in a database of the test's
 			# own, so that the README's blocks find the member as set up)
