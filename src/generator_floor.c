@@ -10,7 +10,7 @@
  */
 #include "postgres.h"
 
-#include "generator.h"
+#include "generator_floor.h"
 #include "guc.h"
 #include "highwater.h"
 #include "layout.h"

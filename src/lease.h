@@ -3,7 +3,7 @@
  * lease.h
  *	  The lease state: what the registry worker publishes in shared memory
  *	  about this server's node lease, the gate the generator reads, and the
- *	  node ID in force (lease.c); the local lease file (lease_file.c).
+ *	  node ID in force (lease.c); the local lease file is lease_file.h's.
  *
  *-------------------------------------------------------------------------
  */
@@ -142,10 +142,5 @@ extern const char *snowid_state_name(SnowidRegistryState state);
 extern bool snowid_sees_members(void);
 extern char *snowid_registry_detail_for_user(const SnowidRegistryShared *copy);
 extern void snowid_refuse_unconfirmed(const char *what);
-
-/* lease_file.c */
-extern void snowid_registry_shmem_startup(void);
-extern void snowid_lease_persist(int node_id, TimestampTz deadline,
-								 bool force, const char *start);
 
 #endif							/* SNOWID_LEASE_H */

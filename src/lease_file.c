@@ -43,6 +43,7 @@
 #include "guc.h"
 #include "layout.h"
 #include "lease.h"
+#include "lease_file.h"
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
 #include "storage/fd.h"

@@ -28,6 +28,7 @@
 #include "catalog/pg_proc.h"
 #include "continuation.h"
 #include "executor/spi.h"
+#include "layout.h"
 #include "lib/stringinfo.h"
 #include "partition_guard.h"
 #include "utils/builtins.h"

@@ -15,7 +15,11 @@
  * takers (ticket_slot.c, snowid_pool_take); pool_grant.c is the worker's
  * side (pool_worker.c asks the registry for ranges, reports what is held
  * and gives unused tails back at shutdown); pool_sql.c holds the SQL
- * functions that show and take them.
+ * functions that show and take them.  Each file that others call declares
+ * its functions in a header of its own name (pool_file.h, pool_store.h,
+ * pool_users.h, pool_take.h, pool_grant.h, pool_worker.h); this one holds
+ * what they share: the constants, the structs of a pool's state, its slot
+ * and the shared holdings, and the pure helpers.
  *
  * Each pool this server draws from has a slot (SNOWID_POOL_MAX of them;
  * pool_users.c frees the slots no one uses).  A slot holds up to
@@ -58,10 +62,7 @@
 
 #include <math.h>
 
-#include "access/xlogreader.h"
-#include "compat.h"
 #include "datatype/timestamp.h"
-#include "lib/stringinfo.h"
 #include "port/atomics.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -109,7 +110,6 @@ typedef struct SnowidPoolNeed
 	int			nheld;
 	SnowidPoolRange held[SNOWID_POOL_RANGES];	/* as granted, for the report */
 } SnowidPoolNeed;
-
 
 /* SnowidPoolState.flags */
 #define SNOWID_POOL_FREED 0x01	/* this record frees the pool's slot */
@@ -179,8 +179,6 @@ typedef struct SnowidPoolShared
 	SnowidPoolSlot slots[SNOWID_POOL_MAX];
 } SnowidPoolShared;
 
-extern SnowidPoolShared *snowid_pool_shared;
-
 /* Number of values of a range; ranges of 2^64 values are refused at grant. */
 static inline uint64
 snowid_range_size(const SnowidPoolRange *r)
@@ -193,121 +191,6 @@ snowid_range_value(const SnowidPoolRange *r, uint64 off)
 {
 	return (int64) ((uint64) r->first + off);
 }
-
-/*
- * pool_file.c: name_ok: is this a valid pool name; format_line: append the
- * line of the file for st (of 1.4's format if v1); read_file: the states in
- * the file, -1 if there is none, FATAL if it is corrupt (*hwm: the change
- * count on its end line; *file_v1: the file is of 1.4).
- */
-extern bool snowid_pool_name_ok(const char *name);
-extern void snowid_pool_format_line(StringInfo buf, const SnowidPoolState *st,
-									bool v1);
-extern int	snowid_pool_read_file(SnowidPoolState *states, uint64 *hwm,
-								  bool *file_v1);
-
-/* pool_store.c: setup (the shmem hooks call these) */
-extern Size snowid_pool_shmem_size(void);
-extern void snowid_pool_shmem_request(void);
-extern void snowid_pool_shmem_startup(void);	/* loads snowid.pools */
-
-/*
- * pool_store.c: for the other pool files.  settle: drop used-up ranges and
- * what lies below the floor; wants: the slot wants the worker to fetch a
- * range (slot lock held); persist: WAL, flushed (and acknowledged by
- * synchronous standbys), then the file, for slot idx whose lock the caller
- * holds -- the _releasing form releases that lock on an error, for the
- * worker; slot_from_state: a free slot for a state, table_lock held.
- */
-extern char *snowid_pool_facts_why(const char *name, int64 start);
-extern void snowid_pool_release_slot(int idx);	/* table_lock, slot lock */
-extern void snowid_pool_wake_worker(void);
-extern int64 snowid_pool_in_hand_locked(SnowidPoolSlot *slot);	/* lock held */
-extern void snowid_state_settle(SnowidPoolState *st, uint64 *next_off);
-extern bool snowid_pool_wants(SnowidPoolSlot *slot);
-extern int	snowid_pool_slots(void);	/* highest slot index in use + 1 */
-extern SnowidPoolShared *snowid_pool_require_shared(void);
-extern int	snowid_pool_slot_from_state(const SnowidPoolState *st);
-extern void snowid_pool_persist(int idx, SnowidPoolState *st);
-extern void snowid_pool_persist_releasing(int idx, SnowidPoolState *st);
-
-/*
- * pool_take.c: for takers (tickets, snowid_pool_take).
- *
- * attach: the slot of pool `name` (created if new, wakes the worker);
- * wait_facts: wait (interruptibly, up to 10 s) until the registry told
- * type/start (errors 42704 for a pool the registry does not have, 55000 if
- * no answer came).  take: up to `want` consecutive values of the current
- * range (fewer at its end), persisted as used before returning; false if
- * none is in hand (then error_none raises 2200H for an empty pool, 55000
- * otherwise).  Taking past half of the last range in hand wakes the worker.
- * wait: none in hand, wait (interruptibly, up to 10 s, not at all without a
- * registry) until one is, or the pool is empty, unknown or closed; true if
- * that happened.  Taking on a standby is an error (25006).  resolve: the
- * slot of pool `name`, idx if it still is (a slot freed meanwhile is
- * attached again, with this database as its user); take refuses a slot
- * that no longer holds `name` (55000).
- */
-extern int	snowid_pool_attach(const char *name, bool wait_facts);
-extern int	snowid_pool_resolve(int idx, const char *name);
-extern bool snowid_pool_take(int idx, const char *name, int64 want,
-							 int64 *first, int64 *count);
-snowid_noreturn extern void snowid_pool_error_none(int idx);
-extern bool snowid_pool_wait(int idx);
-extern void snowid_pool_facts(int idx, Oid *typid, int64 *maxvalue,
-							  int64 *start);
-extern int64 snowid_pool_in_hand(int idx);
-/* for pool_sql.c */
-extern void snowid_pool_refuse_standby(const char *name);
-
-/*
- * pool_grant.c: for the worker.
- *
- * need: what to ask for pool idx (false: nothing to ask); rate_want is the
- * runway-sized amount the worker computed; the request key stays the same
- * until granted/answered is called with it (a retry after a lost reply
- * repeats it).  granted: a range (or the same one again: then nothing
- * changes), persisted (WAL + file) before it is usable.  answered: a reply
- * without a range (facts only, empty, unknown).  update_rate: once a
- * heartbeat, the values taken per second of every pool.  close: at
- * shutdown, no more takes; persists the truncation of every range at what
- * was handed out and returns the unused tails (highest first) to give
- * back; kept: the registry refused one back, it is held again.
- */
-extern void snowid_pool_set_worker_latch(Latch *latch);
-extern bool snowid_pool_wake_pending(void);	/* and clears it */
-extern void snowid_pool_note(int idx, const char *detail);
-extern void snowid_pool_worker_start(void);
-extern bool snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need);
-extern void snowid_pool_granted(int idx, const char *request, Oid typid,
-								int64 maxvalue, int64 start,
-								int64 first, int64 last);
-extern void snowid_pool_answered(int idx, const char *request,
-								 SnowidPoolStatus status, Oid typid,
-								 int64 maxvalue, int64 start,
-								 const char *detail);
-extern void snowid_pool_refused(int idx, const char *detail);
-extern void snowid_pool_update_rate(TimestampTz now);
-extern double snowid_pool_rate(int idx);
-extern double snowid_pool_rate_locked(SnowidPoolSlot *slot, TimestampTz now);
-extern int	snowid_pool_close(int idx, SnowidPoolRange *tails);
-extern void snowid_pool_kept(int idx, SnowidPoolRange tail);
-
-/*
- * pool_users.c: which databases use each pool, and freeing the slots that
- * no one uses.  use: database dbid's ticket names pool idx (persisted; with
- * undo_on_abort, forgotten again if the transaction aborts); unuse: at
- * commit, dbid no longer names `name` (NULL: any pool); upstream: the
- * registry's upstream pool draws on it, never freed; tidy: the worker's
- * round, persisting users and freeing unused slots; reclaim: the table is
- * full, free a slot of a pool that does not exist at once (true if one).
- */
-extern void snowid_pool_use(int idx, const char *name, Oid dbid,
-							bool undo_on_abort);
-extern void snowid_pool_unuse_at_commit(const char *name, Oid dbid);
-extern void snowid_pool_upstream(int idx);
-extern void snowid_pools_tidy(TimestampTz now);
-extern bool snowid_pool_reclaim(void);
 
 /* Can a pool starting at `start` serve?  No value below 0 is handed out. */
 static inline bool
@@ -328,9 +211,5 @@ snowid_rate_smooth(double rate, double seen, double secs)
 
 	return seen + (rate - seen) * keep;
 }
-
-/* pool_store.c: the WAL record XLOG_SNOWID_POOL of snowid's rmgr */
-extern void snowid_pool_redo(XLogReaderState *record);
-extern void snowid_pool_desc(StringInfo buf, XLogReaderState *record);
 
 #endif							/* SNOWID_POOL_H */

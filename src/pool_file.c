@@ -19,6 +19,7 @@
 #include "lease.h"
 #include "lib/stringinfo.h"
 #include "pool.h"
+#include "pool_file.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
 

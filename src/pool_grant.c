@@ -17,6 +17,8 @@
 #include "catalog/pg_type_d.h"
 #include "lease.h"
 #include "pool.h"
+#include "pool_grant.h"
+#include "pool_store.h"
 #include "storage/fd.h"
 #include "storage/lwlock.h"
 #include "utils/timestamp.h"

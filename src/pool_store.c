@@ -42,6 +42,8 @@
 #include "lease.h"
 #include "lib/stringinfo.h"
 #include "pool.h"
+#include "pool_file.h"
+#include "pool_store.h"
 #include "replication/syncrep.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"

@@ -48,6 +48,8 @@
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
 #include "pool.h"
+#include "pool_store.h"
+#include "pool_users.h"
 #include "storage/lwlock.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"

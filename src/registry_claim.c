@@ -23,11 +23,12 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
-#include "generator.h"
+#include "generator_floor.h"
 #include "guc.h"
 #include "highwater.h"
 #include "layout.h"
 #include "lease.h"
+#include "lease_file.h"
 #include "libpq-fe.h"
 #include "postmaster/postmaster.h"
 #include "registry_claim.h"

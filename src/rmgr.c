@@ -17,10 +17,10 @@
 
 #include "access/xlog_internal.h"
 #include "access/xlogreader.h"
-#include "generator.h"
+#include "generator_floor.h"
 #include "highwater.h"
 #include "lib/stringinfo.h"
-#include "pool.h"
+#include "pool_store.h"
 #include "rmgr.h"
 #include "wal.h"
 

@@ -27,6 +27,7 @@
 #include "commands/extension.h"
 #include "compat.h"
 #include "miscadmin.h"
+#include "pool.h"
 #include "storage/lmgr.h"
 #include "ticket.h"
 #include "ticket_catalog.h"

@@ -37,6 +37,8 @@
 #include "nodes/parsenodes.h"
 #include "parser/parse_type.h"
 #include "pool.h"
+#include "pool_store.h"
+#include "pool_users.h"
 #include "tcop/utility.h"
 #include "ticket.h"
 #include "ticket_catalog.h"

@@ -13,7 +13,7 @@
 #include "compat.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
-#include "pool.h"
+#include "pool_take.h"
 #include "ticket.h"
 #include "ticket_catalog.h"
 #include "ticket_lookup.h"

@@ -117,7 +117,7 @@
 #include "commands/sequence.h"
 #include "guc.h"
 #include "miscadmin.h"
-#include "pool.h"
+#include "pool_take.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "ticket.h"
