@@ -123,6 +123,17 @@ def id_at(ms):
     return ((int(ms) - EPOCH_MS) << 22) | ((1 << 22) - 1)
 
 
+def one_grant_above(nv, mx):
+    """Where a holder's report may move a pool standing at nv: by what one
+    grant could take from there (max_grant_share 0.01, as snowid_pool_grant
+    sizes a grant), no more."""
+    left = mx - nv + 1
+    n = max(-(-left // 100), 1024)
+    if left < 4 * n:
+        n = min(n, max(-(-left // 4), min(left, 64)))
+    return nv + n
+
+
 def hexid(rnd, n=32):
     return ''.join(rnd.choice('0123456789abcdef') for _ in range(n))
 
@@ -299,6 +310,7 @@ class Member:
         self.holds = {}         # node -> lease end (ms, registry clock) of this start
         self.ranges = []        # [pool, first, last] held (kept across starts)
         self.open = None        # index of a connection with a transaction left open
+        self.open_moves = {}    # pool -> where a report in it may move the pool at commit
 
     def identity(self):
         return [self.cluster, self.host, f':{self.port}', self.sysid]
@@ -319,6 +331,7 @@ class Member:
                     pass
         self.conns = [None, None]
         self.open = None
+        self.open_moves = {}
 
 
 class RegistryFuzz(RuleBasedStateMachine):
@@ -789,14 +802,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         hi = min(lo + size - 1, BIG) if lo <= BIG - size + 1 else BIG
         node = sorted(m.holds)[0] if (own_node and m.holds) else (sorted(o.holds)[0] if o.holds else 0)
         if node in m.holds:
-            # a holder's report may move the pool by what one grant could
-            # take from where it stands (max_grant_share 0.01, as
-            # snowid_pool_grant sizes a grant): no more
-            left = mx - nv + 1
-            n = max(-(-left // 100), 1024)
-            if left < 4 * n:
-                n = min(n, max(-(-left // 4), min(left, 64)))
-            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), nv + n)
+            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), one_grant_above(nv, mx))
         self.call(m, "SELECT snowid.snowid_pool_report(%s::int4, %s::numeric, %s::text, %s::text, "
                   "%s::text[], %s::int8[], %s::int8[])",
                   [node, m.sysid, m.start_id, m.secret, [pool], [lo], [hi]])
@@ -853,6 +859,10 @@ class RegistryFuzz(RuleBasedStateMachine):
             self.call(m, self.claim_sql(), self.claim_args(m, None, auto=True, start=hexid(self.rnd),
                                                            secret=hexid(self.rnd)), conn=1)
         elif what == 'report':
+            if node in m.holds:
+                # recorded at the commit (end_open): a holder's report moves
+                # the pool by one grant at most
+                m.open_moves[pool] = one_grant_above(nv or mx, mx)
             self.call(m, "SELECT snowid.snowid_pool_report(%s::int4, %s::numeric, %s::text, %s::text, "
                       "%s::text[], %s::int8[], %s::int8[])",
                       [node, m.sysid, m.start_id, m.secret, [pool], [(nv or 1) + 5000],
@@ -875,6 +885,10 @@ class RegistryFuzz(RuleBasedStateMachine):
             return
         c = m.conns[m.open]
         m.open = None
+        if commit:
+            for pool, to in m.open_moves.items():
+                self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), to)
+        m.open_moves = {}
         try:
             c.commit() if commit else c.rollback()
         except psycopg2.Error:
