@@ -7,12 +7,43 @@ as README "Across servers" says (a database with CREATE EXTENSION snowid, a
 group role with EXECUTE, one login role per member), and lets Hypothesis's
 RuleBasedStateMachine drive simulated members through the calls their
 workers make (src/registry_claim.c, src/registry_worker.c,
-src/pool_worker.c): claim, renew, release, grant, report, return, with
-honest and hostile arguments, transactions held open, two connections of
-one role, interleaved with registry restarts, a restore of an earlier
-pg_dump and DROP/CREATE EXTENSION.  After every step it checks the
-invariants below; a violation prints the seed and Hypothesis's shrunk
-sequence of steps.
+src/pool_worker.c): claim, reassert (snowid_registry_reassert: the renewal
+of a lease a member holds, registry 1.8 on), renew, release, grant,
+report, return, with honest and hostile arguments, transactions held open,
+two connections of one role, interleaved with registry restarts, a restore
+of an earlier pg_dump and DROP/CREATE EXTENSION.  After every step it
+checks the invariants below; a violation prints the seed and Hypothesis's
+shrunk sequence of steps.  Each example draws how long the registry's
+grace lasts (reassert_grace 0, 1, 2 or 3 s).
+
+A registry that may have forgotten.  After a start, a restore and
+DROP/CREATE EXTENSION (an "event") the fuzzer compares what each
+member holds with the registry's rows: a live lease whose row is gone (or
+names another start, or ends earlier), a floor (what a past holder could
+have issued) the row no longer covers, a range above the pool's
+next_value is "lost" at that event.  For reassert_grace after it (from
+just before the event: never longer than the registry's own grace) the
+registry grants no node and no range to a new holder, so one_holder,
+floor_above and ranges_disjoint hold for lost leases, floors and ranges
+as for any other, but for what the registry cannot know (README, "A
+registry that may have forgotten"):
+  - a re-assertion (snowid_registry_reassert with p_held_until within
+    max_lease) of a lease the registry lost is taken at its word: the
+    first to re-assert gets the node, whoever it is, with a floor of the
+    time it asked (it adds its max_lead).  floor_above there means that
+    floor (floor_until) is at least the time of the call: the liar's IDs
+    lie above every ID the real holder issued until then, never among
+    them; one_holder does not count the real holder's lease from then on
+    (its renewals are refused and it stops issuing: the documented limit);
+  - a lease the registry kept (a renewal of its own row) wins over another
+    member's lost lease of the node;
+  - a lost lease, floor or range that its holder did not re-assert (renew,
+    report) within the grace is not protected after it (a holder that
+    cannot reach the registry for the whole grace loses its node; a pool
+    that lost more than one grant needs a superuser), and with
+    reassert_grace 0 it is not protected at all;
+  - a restore of a dump without leases starts no grace (the registry
+    cannot tell it from a new one).
 
 Invariants (the name is what SNOWID_FUZZ_INVARIANTS picks):
   one_holder      no two members' current starts hold one node's live lease
@@ -26,6 +57,15 @@ Invariants (the name is what SNOWID_FUZZ_INVARIANTS picks):
   role_limit      no role holds more live nodes than max_nodes_per_role
   no_lockout      no call fails or is refused as busy because of another
                   role's transaction
+  grace           after a start, a promotion, DROP/CREATE EXTENSION or a
+                  restore with leases, snowid_registry_recovering() says the
+                  registry is in its grace until reassert_grace has passed
+  reassert_wins   a member re-asserting a live lease it holds gets its node
+                  (ok), unless the registry's rows show another start's live
+                  lease of it (restored, taken by a re-assertion or after the
+                  grace) or another role's open transaction claims it, its
+                  role holds max_nodes_per_role other nodes, or it has a
+                  transaction of its own open
 
 Environment:
   PG_CONFIG                pg_config of the PostgreSQL to run the registry on
@@ -37,7 +77,9 @@ Environment:
   SNOWID_FUZZ_PORT         registry port (default 56610)
   SNOWID_FUZZ_INVARIANTS   comma list of invariants to check (default all)
   SNOWID_FUZZ_EXPECT_17=1  the findings the 1.8 fixes remove (issue 29) are
-                           reported as known, not failed: see KNOWN_17
+                           reported as known, not failed: see KNOWN_17 (a
+                           registry without snowid_registry_reassert or
+                           reassert_grace is fuzzed without them)
   SNOWID_FUZZ_LOG          file for the server log and the calls (optional)
 """
 
@@ -62,6 +104,8 @@ if os.geteuid() == 0 and os.environ.get('SNOWID_FUZZ_CHILD') != '1':
     shutil.rmtree(scratch, ignore_errors=True)
     sys.exit(rc)
 
+import collections
+
 import psycopg2
 import psycopg2.errors
 import hypothesis
@@ -73,7 +117,7 @@ from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant,
 
 ALL_INVARIANTS = ['one_holder', 'floor_above', 'floor_bounded', 'ranges_disjoint',
                   'next_value', 'no_cross_role', 'no_identity', 'role_limit',
-                  'no_lockout']
+                  'no_lockout', 'grace', 'reassert_wins']
 # What 1.7 is known to break, each fixed by another part of issue 29:
 # SNOWID_FUZZ_EXPECT_17=1 records these as known findings instead of
 # failing (turn it off once the fixes are merged).  'forgetful' stands for
@@ -104,6 +148,8 @@ MAX_NODES_PER_ROLE = 2
 LEASE_MS = 2000                     # what honest members ask for
 MAX_LEAD_MS = 300
 TAKEOVER_MS = 500
+GRACES_S = [0, 1, 1, 2, 3]          # reassert_grace, drawn per example (20 s by default:
+                                    # shorter here, so that examples see it end)
 BIG = 2 ** 63 - 1
 MEMBERS = ['a', 'b', 'c']
 POOLS = [('p_int', 'integer'), ('p_big', 'bigint')]
@@ -113,15 +159,30 @@ SETTINGS_SQL = (f"INSERT INTO snowid.snowid_registry_settings (only_row, max_lea
                 f"max_nodes_per_role = excluded.max_nodes_per_role; "
                 f"UPDATE snowid.snowid_registry_settings SET lead_margin = '100 ms', "
                 f"takeover_delay = '{TAKEOVER_MS} ms'")
+# (snowid_registry_reassert is not in the grant: it keeps PUBLIC's EXECUTE
+# and asks the caller's EXECUTE on snowid_registry_claim itself)
 GRANTS_SQL = ("GRANT USAGE ON SCHEMA snowid TO snowid_members; "
               "GRANT EXECUTE ON FUNCTION snowid.snowid_registry_claim, snowid.snowid_registry_release, "
               "snowid.snowid_pool_grant, snowid.snowid_pool_report, snowid.snowid_pool_return "
               "TO snowid_members")
+# what the registry's snowid has (1.7 has neither): set by Registry()
+HAS = {'grace': False, 'reassert': False}
+
+
+def settings_sql(grace_s=0):
+    """SETTINGS_SQL, and the grace where the registry has one."""
+    return SETTINGS_SQL + (f"; UPDATE snowid.snowid_registry_settings SET reassert_grace = "
+                           f"'{grace_s} s'" if HAS['grace'] else '')
 
 
 def id_at(ms):
     """The largest ID of the tick at ms (any node)."""
     return ((int(ms) - EPOCH_MS) << 22) | ((1 << 22) - 1)
+
+
+def id_ms(id_):
+    """The time (ms) of an ID's tick."""
+    return (id_ >> 22) + EPOCH_MS
 
 
 def one_grant_above(nv, mx):
@@ -144,9 +205,7 @@ def hexid(rnd, n=32):
 class Registry:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix='snowid-fuzz-reg-')
-        self.data = os.path.join(self.dir, 'data')
         self.sock = self.dir
-        self.log = os.environ.get('SNOWID_FUZZ_LOG') or os.path.join(self.dir, 'server.log')
         self.dumps = os.path.join(self.dir, 'dumps')
         os.mkdir(self.dumps)
         self.offset_s = 0
@@ -156,6 +215,8 @@ class Registry:
         self.faketime = False
         with open(self.faketime_file, 'w') as f:
             f.write('+0\n')
+        self.data = os.path.join(self.dir, 'data')
+        self.log = os.environ.get('SNOWID_FUZZ_LOG') or os.path.join(self.dir, 'server.log')
         subprocess.check_call([os.path.join(BINDIR, 'initdb'), '-D', self.data, '-A', 'trust',
                                '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'],
                               stdout=subprocess.DEVNULL)
@@ -171,8 +232,12 @@ class Registry:
         c = self.connect('ids_template', 'postgres')
         with c.cursor() as cur:
             cur.execute("CREATE SCHEMA snowid; CREATE EXTENSION snowid SCHEMA snowid")
+            cur.execute("SELECT EXISTS (SELECT FROM pg_attribute WHERE attrelid = "
+                        "'snowid.snowid_registry_settings'::regclass AND attname = 'reassert_grace'), "
+                        "to_regproc('snowid.snowid_registry_reassert') IS NOT NULL")
+            HAS['grace'], HAS['reassert'] = cur.fetchone()
             cur.execute(GRANTS_SQL)
-            cur.execute(SETTINGS_SQL)
+            cur.execute(settings_sql(0))
             for name, typ in POOLS:
                 cur.execute("SELECT snowid.snowid_pool_create(%s, %s)", (name, typ))
         c.close()
@@ -194,9 +259,13 @@ class Registry:
                          'stop'])
 
     def restart(self):
+        """Stops the primary (immediate every other time) and starts it;
+        returns the time (ms) just before the start."""
         self.restarts = getattr(self, 'restarts', 0) + 1
         self.stop('immediate' if self.restarts % 2 else 'fast')
+        before = self.now_ms()
         self.start()
+        return before
 
     def now_ms(self):
         """The registry's clock (this machine's, moved by the faketime offset)."""
@@ -211,8 +280,12 @@ class Registry:
             f.write(f'+{self.offset_s}\n')
 
     def connect(self, db, user, autocommit=True):
+        # the harness's own writes (settings, resets, DROP/CREATE EXTENSION)
+        # are durable: only the members' calls may be lost (an immediate
+        # stop of a registry with synchronous_commit off)
         c = psycopg2.connect(host=self.sock, port=PORT, dbname=db, user=user,
-                             options='-c statement_timeout=10000')
+                             options='-c statement_timeout=10000'
+                             + (' -c synchronous_commit=on' if user == 'postgres' else ''))
         c.autocommit = autocommit
         return c
 
@@ -227,7 +300,8 @@ class Registry:
 
     def reset(self):
         """An empty registry for each example: the rows emptied (a database
-        copied from the template where the last example left none)."""
+        copied from the template where the last example left none); no
+        grace."""
         try:
             self.admin_exec(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -237,10 +311,11 @@ class Registry:
                 "UPDATE snowid.snowid_pool SET next_value = start; "
                 "DELETE FROM snowid.snowid_pool WHERE name <> ALL (ARRAY["
                 + ", ".join(f"'{n}'" for n, _ in POOLS) + "]); "
-                "UPDATE snowid.snowid_registry_settings SET layout = NULL; " + SETTINGS_SQL, db='ids')
+                "UPDATE snowid.snowid_registry_settings SET layout = NULL; " + settings_sql(0), db='ids')
         except psycopg2.Error:
             self.admin_exec("DROP DATABASE IF EXISTS ids WITH (FORCE)")
             self.admin_exec("CREATE DATABASE ids TEMPLATE ids_template STRATEGY file_copy")
+            self.admin_exec(settings_sql(0), db='ids')
         for f in os.listdir(self.dumps):
             os.unlink(os.path.join(self.dumps, f))
 
@@ -249,11 +324,16 @@ class Registry:
                                '-U', 'postgres', '-Fc', '-f', os.path.join(self.dumps, name), 'ids'])
 
     def restore(self, name):
+        """ids restored from the dump; returns the time (ms) just before
+        pg_restore (which creates snowid)."""
         self.admin_exec("DROP DATABASE IF EXISTS ids WITH (FORCE)")
         self.admin_exec("CREATE DATABASE ids TEMPLATE template0")
+        before = self.now_ms()
         subprocess.check_call([os.path.join(BINDIR, 'pg_restore'), '-h', self.sock, '-p', str(PORT),
                                '-U', 'postgres', '-d', 'ids', '--exit-on-error',
-                               os.path.join(self.dumps, name)])
+                               os.path.join(self.dumps, name)],
+                              env=dict(os.environ, PGOPTIONS='-c synchronous_commit=on'))
+        return before
 
     def close(self):
         self.stop('immediate')
@@ -262,7 +342,7 @@ class Registry:
 
 
 REG = None
-STATS = {'calls': 0, 'steps': 0, 'examples': 0, 'rules': set(), 'states': set()}
+STATS = {'calls': 0, 'steps': 0, 'examples': 0, 'rules': collections.Counter(), 'states': set()}
 FOUND = {}          # category -> (seed, message, calls)
 CURRENT = {'seed': None, 'calls': []}
 
@@ -309,7 +389,11 @@ class Member:
         self.predecessor = None
         self.conns = [None, None]
         self.holds = {}         # node -> lease end (ms, registry clock) of this start
-        self.ranges = []        # [pool, first, last] held (kept across starts)
+        self.lost = {}          # node held -> from when (ms) the registry that forgot
+                                # its lease no longer protects it (-inf: taken by a
+                                # re-assertion); absent: the registry knows it
+        self.ranges = []        # [pool, first, last, lost] held (kept across starts);
+                                # lost: as for a lease, None where the registry knows it
         self.open = None        # index of a connection with a transaction left open
         self.open_moves = {}    # pool -> where a report in it may move the pool at commit
         self.open_nodes = set() # nodes a claim in it was granted (not committed yet)
@@ -337,6 +421,9 @@ class Member:
         self.open_nodes = set()
 
 
+NEVER = float('-inf')
+
+
 class RegistryFuzz(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
@@ -346,16 +433,17 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.members = []
         self.forgot = False         # the registry may have forgotten (restore, re-create)
         self.backup = False
+        self.grace_ms = 0
         if self.timeup:
             return
         REG.reset()
         CURRENT['calls'] = []
         STATS['examples'] += 1
         self.members = [Member(n, i, self.rnd) for i, n in enumerate(MEMBERS)]
-        self.forgot = False         # the registry may have forgotten (restore, re-create)
-        self.backup = False
-        # per node: sysid -> the latest time (ms) its holders could issue at,
-        # and the largest honest last ID reported
+        # per node: [key, value, lost] for what past holders could have
+        # issued: key a member's sysid with value the latest time (ms) it
+        # could issue at, or 'last_id' with the largest honest last ID
+        # reported; lost as Member.lost
         self.issued = {}
         self.pools = self.pool_state()
 
@@ -389,6 +477,9 @@ class RegistryFuzz(RuleBasedStateMachine):
         t1 = REG.now_ms()
         fn = sql.split('snowid.')[1].split('(')[0] if 'snowid.' in sql else sql[:30]
         state = err.pgcode if err is not None else (rows[0][0] if rows and rows[0] else None)
+        if rows and rows[0] and len(rows[0]) > 4 and isinstance(rows[0][4], str) \
+                and 'grants new leases after' in rows[0][4]:
+            state = f'{state} (in the grace)'
         STATS['states'].add((fn, str(state)))
         CURRENT['calls'].append(f'{m.role}[{conn}] {fn}{tuple(args)} -> '
                                 + (f'ERROR {err.pgcode}: {(err.pgerror or "").strip().splitlines()[0]}'
@@ -431,12 +522,16 @@ class RegistryFuzz(RuleBasedStateMachine):
                          + (str(err).strip() if err is not None else repr(rows)))
         return rows, err, t0, t1
 
-    def claim_sql(self):
+    def claim_sql(self, reassert=False):
+        """snowid_registry_claim, or snowid_registry_reassert (one more
+        argument: p_held_until, given in seconds since 1970)."""
         return ("SELECT c.result, c.node_id, c.lease_ms, c.holder, c.detail, c.floor_id, "
                 "(extract(epoch FROM c.floor_until) * 1000)::float8 "
-                "FROM snowid.snowid_registry_claim(%s::int4, %s::bool, %s::int4, %s::text, %s::text, "
+                "FROM snowid." + ('snowid_registry_reassert' if reassert else 'snowid_registry_claim')
+                + "(%s::int4, %s::bool, %s::int4, %s::text, %s::text, "
                 "%s::text, %s::int4, %s::numeric, %s::text, %s::text, %s::text, %s::bool, "
-                "%s::int8, %s::int8, %s::int8, %s::int8) c")
+                "%s::int8, %s::int8, %s::int8, %s::int8"
+                + (", to_timestamp(%s::float8)" if reassert else "") + ") c")
 
     def claim_args(self, m, node, auto=False, last_id=None, start=None, secret=None,
                    lease=LEASE_MS, max_lead=MAX_LEAD_MS, sysid=None, predecessor=None):
@@ -463,42 +558,174 @@ class RegistryFuzz(RuleBasedStateMachine):
 
     # ---- the model of what members hold and could issue ----
 
-    def note_issue(self, node, m, until_ms):
-        d = self.issued.setdefault(node, {})
-        d[m.sysid] = max(d.get(m.sysid, 0), until_ms)
+    def note_issue(self, node, m, until_ms, lost=None):
+        self.issued.setdefault(node, []).append([m.sysid, until_ms, lost])
 
-    def take_claim_answer(self, m, node_asked, rows, t0, t1, last_id):
+    def note_last_id(self, node, last_id):
+        self.issued.setdefault(node, []).append(['last_id', last_id, None])
+
+    def take_claim_answer(self, m, node_asked, rows, t0, t1, last_id, start=None,
+                          reassert=False, held_ms=None):
+        """The model's view of a claim's (or re-assertion's) answer to m's
+        role, for start (m's own by default, with its secret)."""
         if not rows:
             return
         result, node, lease_ms, holder, detail, floor_id, floor_until = rows[0]
-        if result != 'ok':
+        if result != 'ok' or node is None:
             return
-        renewal = node in m.holds
-        if not renewal:
-            # one live holder: no other member's start still holds it
-            for o in self.members:
-                if o is not m and node in o.holds and o.holds[node] > t1:
-                    self.violate('one_holder', f'node {node} granted to {m.role} while {o.role} '
-                                 f'holds it for {int(o.holds[node] - t1)} ms more')
+        start = start or m.start_id
+        mine = start == m.start_id
+        b = self.before_nodes.get(node)
+        # the registry renews a row of its own (the same start, role, not
+        # released): no new holder, no floor
+        own = b is not None and b[1] == start and b[0] == m.role and b[7] is None
+        # a re-assertion the registry took as one (p_held_until within
+        # max_lease; ambiguous at the edges: taken as one)
+        lie = reassert and held_ms is not None and t0 < held_ms <= t1 + MAX_LEASE_S * 1000
+
+        def exempt(lost):
+            """Whether what the registry lost no longer binds this grant,
+            and the time it must then be above (None: nothing)."""
+            if lost is None:
+                return False, None
+            if t1 >= lost or own:
+                return True, None
+            if lie:
+                return True, t0
+            return False, None
+
+        # one live holder: no other member's start still holds it
+        for o in self.members:
+            if node not in o.holds or o.holds[node] <= t1 or (o is m and mine):
+                continue
+            ex, _ = exempt(o.lost.get(node))
+            if not ex:
+                self.violate('one_holder', f'node {node} granted to {m.role} '
+                             f'({"its start" if mine else "start " + start[:8]}'
+                             f'{", re-asserting" if lie else ""}) while {o.role} '
+                             f'holds it for {int(o.holds[node] - t1)} ms more')
+        if not own:
             # the floor covers what the other servers could have issued
-            need = max([v for s, v in self.issued.get(node, {}).items()
-                        if s != m.sysid and s != 'last_id'] +
-                       [o.holds[node] + MAX_LEAD_MS for o in self.members
-                        if o is not m and node in o.holds] + [0])
-            need_id = self.issued.get(node, {}).get('last_id', -1)
-            have = max(floor_until or 0, ((floor_id >> 22) + EPOCH_MS) if floor_id else 0)
+            need, need_id = 0, -1
+            for key, v, lost in self.issued.get(node, []):
+                if key == m.sysid:
+                    continue        # its own server's (its high-water mark covers them)
+                ex, above = exempt(lost)
+                if ex:
+                    if above is not None:
+                        need = max(need, min(v if key != 'last_id' else id_ms(v), above))
+                elif key == 'last_id':
+                    need_id = max(need_id, v)
+                else:
+                    need = max(need, v)
+            for o in self.members:
+                if o is m or node not in o.holds:
+                    continue
+                v = o.holds[node] + MAX_LEAD_MS
+                ex, above = exempt(o.lost.get(node))
+                if ex:
+                    if above is not None:
+                        need = max(need, min(v, above))
+                else:
+                    need = max(need, v)
+            have = max(floor_until or 0, id_ms(floor_id) if floor_id else 0)
             if need and have + 1 < need:
                 self.violate('floor_above', f'{m.role} took node {node} with floor at '
-                             f'{int(have)} ms, below {int(need)} ms where other holders could issue')
-            if need_id >= 0 and (floor_id or -1) < need_id and have < ((need_id >> 22) + EPOCH_MS):
+                             f'{int(have)} ms, below {int(need)} ms where other holders could issue'
+                             + (' (re-asserting)' if lie else ''))
+            if need_id >= 0 and (floor_id or -1) < need_id and have < id_ms(need_id):
                 self.violate('floor_above', f'{m.role} took node {node} with floor_id {floor_id} '
                              f'below the reported last ID {need_id}')
+            if lie:
+                # taken at its word: the holders the registry forgot lose
+                # the node to it (their renewals are refused from now on)
+                for o in self.members:
+                    if node in o.lost and not (o is m and mine):
+                        if o.lost[node] > t1:
+                            STATS['states'].add(('reassert', 'a lie took a lost lease'))
+                        o.lost[node] = NEVER
+        if mine and node in m.lost and m.lost[node] > t1:
+            STATS['states'].add(('reassert' if reassert else 'claim',
+                                 'its holder won back a lost lease in the grace'))
         if floor_id is not None and (floor_id < 0 or floor_id > id_at(t1 + MAX_LEASE_S * 1000)):
             self.violate('floor_bounded', f'{m.role} was told to stay above {floor_id} on node {node}')
-        m.holds[node] = t0 + lease_ms
-        if last_id is not None and 0 <= last_id <= id_at(t0):
-            d = self.issued.setdefault(node, {})
-            d['last_id'] = max(d.get('last_id', -1), last_id)
+        if mine:
+            m.holds[node] = t0 + lease_ms
+            m.lost.pop(node, None)
+            if last_id is not None and 0 <= last_id <= id_at(t0):
+                self.note_last_id(node, last_id)
+
+    def forgotten(self, event, before):
+        """After an event that may have made the registry forget (a start,
+        a promotion, a restore, a re-created snowid; before: a time just
+        before it, never after the registry's grace starts): it is in
+        its grace, and what it no longer knows is lost (see the header)."""
+        self._admin = None
+        grace = self.grace_ms
+        if grace and HAS['grace']:
+            rec = self.q("SELECT snowid.snowid_registry_recovering()")[0][0]
+            t = REG.now_ms()
+            if rec is None and t < before + grace:
+                leases = self.q("SELECT count(*) FROM snowid.snowid_registry_node")[0][0]
+                if event == 'restore' and leases == 0:
+                    grace = 0       # a dump without leases: a new registry
+                else:
+                    why = self.q(
+                        "SELECT pg_postmaster_start_time(), (SELECT max(installed_at) FROM "
+                        "snowid.snowid_registry_installed), snowid.snowid_registry_dropped_at(), "
+                        "(SELECT reassert_grace FROM snowid.snowid_registry_settings), "
+                        "clock_timestamp(), pg_is_in_recovery()")[0]
+                    self.violate('grace', f'{int(t - before)} ms after {event}, within '
+                                 f'reassert_grace {grace} ms, snowid_registry_recovering() '
+                                 'says the registry is not in its grace (started, installed, '
+                                 f'dropped, grace, now, in recovery: {why})')
+            CURRENT['calls'].append(f'[{event}] snowid_registry_recovering() -> {rec!r}')
+        until = before + grace
+        rows = {r[0]: r[1:] for r in self.q(
+            "SELECT node_id, holder_role, start_id, released_at IS NOT NULL, "
+            "extract(epoch FROM lease_until)::float8 * 1000, last_id, "
+            "extract(epoch FROM greatest(floor_until, coalesce(released_at, lease_until) "
+            "+ coalesce(max_lead_ms, 0) * interval '1 ms'))::float8 * 1000 "
+            "FROM snowid.snowid_registry_node")}
+        # (lost again: unprotected from the earlier of the two ends, as
+        # where this event starts no grace while an earlier one's runs)
+        lost = []
+        now = REG.now_ms()
+        for m in self.members:
+            for n, end in m.holds.items():
+                r = rows.get(n)
+                # kept: its own row, or (run out) a floor above what it issued
+                if not (r and r[0] == m.role and r[1] == m.start_id and not r[2] and r[3] >= end - 1) \
+                        and not (r and end <= now and r[5] is not None and r[5] >= end + MAX_LEAD_MS - 1):
+                    if n not in m.lost:
+                        lost.append(('lease', f'{m.role} node {n}'))
+                    m.lost[n] = min(m.lost.get(n, until), until)
+        for n, entries in self.issued.items():
+            r = rows.get(n)
+            for e in entries:
+                if e[0] == 'last_id':
+                    kept = r and ((r[4] is not None and r[4] >= e[1]) or (r[5] or 0) >= id_ms(e[1]))
+                else:
+                    kept = r and r[5] is not None and r[5] >= e[1] - 1
+                if not kept:
+                    if e[2] is None:
+                        lost.append(('floor', f'floor of node {n}'))
+                    e[2] = until if e[2] is None else min(e[2], until)
+        pools = self.pool_state()
+        for m in self.members:
+            for r in m.ranges:
+                nv = pools.get(r[0], (None, None))[0]
+                if r[0] in pools and nv is not None and nv <= r[2]:
+                    if r[3] is None:
+                        lost.append(('range', f'{m.role} {r[0]} {r[1]}..{r[2]}'))
+                    r[3] = until if r[3] is None else min(r[3], until)
+        CURRENT['calls'].append(f'[{event}] lost until {int(until)}: '
+                                + (', '.join(x for _, x in lost) or 'nothing'))
+        STATS['states'].add((event, 'lost ' + (', '.join(sorted(set(w for w, _ in lost))) or 'nothing')))
+
+    def protected(self, r, now):
+        """Whether the registry still protects a range held."""
+        return r[3] is None or now < r[3]
 
     # ---- snapshots for the whole-registry invariants ----
 
@@ -506,6 +733,14 @@ class RegistryFuzz(RuleBasedStateMachine):
         if getattr(self, '_admin', None) is None or self._admin.closed:
             self._admin = REG.connect('ids', 'postgres')
         return self._admin
+
+    def drop_admin(self):
+        if getattr(self, '_admin', None) is not None:
+            try:
+                self._admin.close()
+            except Exception:
+                pass
+        self._admin = None
 
     def q(self, sql, args=()):
         for attempt in range(2):
@@ -526,7 +761,8 @@ class RegistryFuzz(RuleBasedStateMachine):
         return {r[0]: r[1:] for r in self.q(
             "SELECT node_id, holder_role, start_id, secret_hash, lease_until, last_id, "
             "floor_until, max_lead_ms, released_at, "
-            "(released_at IS NULL AND lease_until > clock_timestamp() + interval '50 ms') "
+            "(released_at IS NULL AND lease_until > clock_timestamp() + interval '50 ms'), "
+            "extract(epoch FROM lease_until)::float8 * 1000 "
             "FROM snowid.snowid_registry_node")}
 
     def range_rows(self):
@@ -540,17 +776,27 @@ class RegistryFuzz(RuleBasedStateMachine):
             print(f'# step {self._step[0]} took {now - self._step[1]:.2f} s', file=sys.stderr)
         self._step = (rule_name, now)
         STATS['steps'] += 1
-        STATS['rules'].add(rule_name)
+        STATS['rules'][rule_name] += 1
         self.before_nodes = self.node_rows()
         self.before_ranges = self.range_rows()
         self.before_pools = self.pool_state()
         self.allowed_next = {}      # pool -> highest next_value this step may leave
         self.returned = {}          # pool -> values given back this step
+        # a range lost at an event and reported within the grace: the
+        # registry's pool is above it again (it grants nothing new in the
+        # grace, so no one else has its values)
+        t = REG.now_ms()
+        for m in self.members:
+            for r in m.ranges:
+                if r[3] is not None and t < r[3] and r[0] in self.before_pools:
+                    nv = self.before_pools[r[0]][0]
+                    if nv is None or nv > r[2]:
+                        r[3] = None
 
     def check_cross_role(self, m):
         nodes, ranges = self.node_rows(), self.range_rows()
         for n, b in self.before_nodes.items():
-            if b[0] is not None and b[0] != m.role and b[-1]:
+            if b[0] is not None and b[0] != m.role and b[8]:
                 a = nodes.get(n)
                 if a is None or a[:8] != b[:8]:
                     self.violate('no_cross_role', f'a call of {m.role} changed node {n} of {b[0]}: '
@@ -607,24 +853,30 @@ class RegistryFuzz(RuleBasedStateMachine):
                       "AND coalesce(b.returned_from::numeric, b.last_value::numeric + 1) > b.first_value LIMIT 1")
         if rows:
             self.violate('ranges_disjoint', f'ranges overlap in the registry: {rows[0]}')
-        # values in two members' hands
-        held = [(m, r) for m in self.members for r in m.ranges]
+        # values in two members' hands (but a range the registry lost and
+        # its holder did not report within the grace)
+        held = [(m, r) for m in self.members for r in m.ranges if self.protected(r, now)]
         for i, (m1, r1) in enumerate(held):
             for m2, r2 in held[i + 1:]:
                 if m1 is not m2 and r1[0] == r2[0] and r1[1] <= r2[2] and r2[1] <= r1[2]:
-                    self.violate('ranges_disjoint', f'{m1.role} holds {r1} and {m2.role} holds {r2}')
+                    self.violate('ranges_disjoint', f'{m1.role} holds {r1[:3]} and {m2.role} holds {r2[:3]}')
 
     # ---- rules: honest members ----
 
-    @initialize()
+    @initialize(grace=st.sampled_from(GRACES_S))
     @timed
-    def members_start(self):
-        """Every member's worker claims a node at start, as members do."""
+    def members_start(self, grace):
+        """Every member's worker claims a node at start, as members do;
+        the registry's grace for this example."""
         self.step_begin('start')
         for m in self.members:
             rows, err, t0, t1 = self.call(m, self.claim_sql(), self.claim_args(m, None, auto=True))
             self.take_claim_answer(m, None, rows, t0, t1, None)
         self.check_pools('the members\' first claims')
+        if HAS['grace']:
+            self.grace_ms = grace * 1000
+            self.q(settings_sql(grace) + "; SELECT 1")
+        CURRENT['calls'].append(f'[start] reassert_grace {grace} s')
 
     members_i = st.integers(0, len(MEMBERS) - 1)
     nodes = st.integers(0, 4)
@@ -632,7 +884,8 @@ class RegistryFuzz(RuleBasedStateMachine):
     @rule(i=members_i, node=st.one_of(st.none(), nodes))
     @timed
     def claim(self, i, node):
-        """A member's claim (a named node, or one assigned) or renewal."""
+        """A member's claim (a named node, or one assigned) or renewal (as
+        a member of 1.7 renews: with snowid_registry_claim)."""
         self.step_begin('claim')
         m = self.members[i]
         if node is None and m.holds:
@@ -643,6 +896,81 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.take_claim_answer(m, node, rows, t0, t1, last_id)
         self.check_cross_role(m)
         self.check_pools('a claim')
+
+    def honest_reassert(self, m, node):
+        """m re-asserts the live lease it holds on node, as its worker
+        renews (registry_claim.c): its start, secret and lease end."""
+        self.before_nodes = self.node_rows()
+        b = self.before_nodes.get(node)
+        held_ms = m.holds[node]
+        opened = m.open is not None
+        last_id = id_at(REG.now_ms()) - (1 << 22)
+        rows, err, t0, t1 = self.call(m, self.claim_sql(reassert=True),
+                                      self.claim_args(m, node, last_id=last_id) + [held_ms / 1000.0])
+        won = rows and rows[0][0] == 'ok' and rows[0][1] == node
+        if not won:
+            own = b is not None and b[0] == m.role and b[1] == m.start_id and b[7] is None
+            others = b is not None and not own and b[7] is None and b[9] >= t0 - 5
+            full = not own and sum(
+                1 for n, r in self.before_nodes.items()
+                if n != node and r[0] == m.role and r[7] is None and r[9] >= t0 - 5) >= MAX_NODES_PER_ROLE
+            # (a claim of it in another role's open transaction: see call())
+            claimed = any(node in o.open_nodes for o in self.members if o is not m)
+            if not (opened or others or full or claimed):
+                self.violate('reassert_wins', f'{m.role} re-asserting its lease of node {node} '
+                             f'(until {int(held_ms - t0)} ms from now'
+                             + (', which the registry lost' if node in m.lost else '')
+                             + ') was refused: '
+                             + (f'{err.pgcode} {err.pgerror.strip()}' if err is not None else repr(rows)))
+        self.take_claim_answer(m, node, rows, t0, t1, last_id, reassert=True, held_ms=held_ms)
+
+    def reassert_all(self, mask):
+        """The members of mask (bit i: member i) re-assert every live lease
+        they hold (right after an event: their next renewal)."""
+        if not HAS['reassert']:
+            return
+        for i, m in enumerate(self.members):
+            if mask >> i & 1:
+                for node in sorted(m.holds):
+                    if m.holds[node] > REG.now_ms() + 20:
+                        self.honest_reassert(m, node)
+
+    def after_event(self, then, lie):
+        """Right after an event: the members of then re-assert their leases
+        and, where lie is (liar, victim, first), the liar re-asserts (with
+        its own start and secret) the victim's first lease, before the
+        holders or after them."""
+        if lie is not None and lie[2]:
+            self.lie(lie[0], lie[1])
+        self.reassert_all(then)
+        if lie is not None and not lie[2]:
+            self.lie(lie[0], lie[1])
+
+    def lie(self, i, j):
+        m, o = self.members[i], self.members[j]
+        if not HAS['reassert'] or m is o or not o.holds:
+            return
+        node = sorted(o.holds)[0]
+        self.before_nodes = self.node_rows()
+        rows, err, t0, t1 = self.call(
+            m, self.claim_sql(reassert=True),
+            self.claim_args(m, node) + [(REG.now_ms() + LEASE_MS) / 1000.0])
+        self.take_claim_answer(m, node, rows, t0, t1, None, reassert=True,
+                               held_ms=t0 + LEASE_MS)
+
+    @precondition(lambda self: HAS['reassert'])
+    @rule(i=members_i, pick=st.integers(0, 1))
+    @timed
+    def reassert(self, i, pick):
+        """A member of 1.8 renews a live lease it holds: it re-asserts it."""
+        self.step_begin('reassert')
+        m = self.members[i]
+        live = [n for n in sorted(m.holds) if m.holds[n] > REG.now_ms() + 20]
+        if not live:
+            return
+        self.honest_reassert(m, live[pick % len(live)])
+        self.check_cross_role(m)
+        self.check_pools('a re-assertion')
 
     @rule(i=members_i)
     @timed
@@ -658,11 +986,12 @@ class RegistryFuzz(RuleBasedStateMachine):
                                     "%s::text, %s::int8)",
                                     [node, m.start_id, m.secret, last_id])
         if rows and rows[0][0]:
-            # it stopped issuing before it released
+            # it stopped issuing before it released (the registry had its
+            # row: it keeps the floor)
             del m.holds[node]
+            m.lost.pop(node, None)
             self.note_issue(node, m, t0 + MAX_LEAD_MS)
-            d = self.issued.setdefault(node, {})
-            d['last_id'] = max(d.get('last_id', -1), last_id)
+            self.note_last_id(node, last_id)
         self.check_cross_role(m)
         self.check_pools('a release')
 
@@ -676,11 +1005,12 @@ class RegistryFuzz(RuleBasedStateMachine):
         m.drop_conns()
         now = REG.now_ms()
         for node, until in m.holds.items():
-            self.note_issue(node, m, min(until, now) + MAX_LEAD_MS)
+            self.note_issue(node, m, min(until, now) + MAX_LEAD_MS, m.lost.get(node))
         m.predecessor = m.start_id
         m.start_id = hexid(self.rnd)
         m.secret = hexid(self.rnd)
         m.holds = {}
+        m.lost = {}
 
     @rule(i=members_i, p=st.integers(0, len(POOLS) - 1), want=st.sampled_from([1, 100, 5000, 10 ** 9]))
     @timed
@@ -715,10 +1045,10 @@ class RegistryFuzz(RuleBasedStateMachine):
                 self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), l + 1)
                 for o in self.members:
                     for r in o.ranges:
-                        if r[0] == pool and r[1] <= l and f <= r[2]:
+                        if r[0] == pool and r[1] <= l and f <= r[2] and self.protected(r, t1):
                             self.violate('ranges_disjoint', f'{m.role} was granted {f}..{l} of '
                                          f'{pool}, which {o.role} holds ({r[1]}..{r[2]})')
-                m.ranges.append([pool, f, l])
+                m.ranges.append([pool, f, l, None])
         self.check_cross_role(m)
         self.check_pools('a grant')
 
@@ -783,11 +1113,43 @@ class RegistryFuzz(RuleBasedStateMachine):
             start, secret = o.start_id, o.secret
         else:
             start, secret = hexid(self.rnd), hexid(self.rnd)
-        self.call(m, self.claim_sql(),
-                  self.claim_args(m, node, last_id=last_id, start=start, secret=secret,
-                                  lease=lease, max_lead=max_lead))
+        rows, err, t0, t1 = self.call(
+            m, self.claim_sql(), self.claim_args(m, node, last_id=last_id, start=start, secret=secret,
+                                                 lease=lease, max_lead=max_lead))
+        self.take_claim_answer(m, node, rows, t0, t1, None, start=start)
         self.check_cross_role(m)
         self.check_pools('a hostile claim')
+
+    @precondition(lambda self: HAS['reassert'])
+    @rule(i=members_i, j=members_i, node=st.one_of(st.none(), nodes, st.sampled_from([-1, 1024])),
+          ident=st.sampled_from(['own', 'other', 'other_secret', 'stranger']),
+          last_id=hostile_ids, held=st.sampled_from(['lease', 'far', 'past', 'null', 'beyond']),
+          lease=st.sampled_from([LEASE_MS, 1, 10 ** 12]),
+          max_lead=st.sampled_from([MAX_LEAD_MS, 0, 2500]))
+    @timed
+    def hostile_reassert(self, i, j, node, ident, last_id, held, lease, max_lead):
+        """A role re-asserting a lease it does not hold: another member's
+        node (by default), with its own start and secret, the other's start
+        and secret or start alone, or a stranger's; last IDs anywhere; a
+        lease end within max_lease, far ahead, past, none or just beyond."""
+        self.step_begin('hostile_reassert')
+        m, o = self.members[i], self.members[j]
+        if node is None:
+            node = sorted(o.holds)[0] if o.holds else 0
+        start, secret = {'own': (m.start_id, m.secret), 'other': (o.start_id, o.secret),
+                         'other_secret': (o.start_id, hexid(self.rnd)),
+                         'stranger': (hexid(self.rnd), hexid(self.rnd))}[ident]
+        now = REG.now_ms()
+        held_ms = {'lease': now + LEASE_MS, 'far': now + 10 * 86400 * 1000, 'past': now - 1000,
+                   'null': None, 'beyond': now + (MAX_LEASE_S + 1) * 1000}[held]
+        rows, err, t0, t1 = self.call(
+            m, self.claim_sql(reassert=True),
+            self.claim_args(m, node, last_id=last_id, start=start, secret=secret, lease=lease,
+                            max_lead=max_lead) + [None if held_ms is None else held_ms / 1000.0])
+        self.take_claim_answer(m, node, rows, t0, t1, None, start=start, reassert=True,
+                               held_ms=held_ms)
+        self.check_cross_role(m)
+        self.check_pools('a hostile re-assertion')
 
     @rule(i=members_i, j=members_i, last_id=hostile_ids)
     @timed
@@ -873,8 +1235,10 @@ class RegistryFuzz(RuleBasedStateMachine):
         pool = POOLS[0][0]
         nv, mx = self.before_pools.get(pool, (1, 0))
         if what == 'claim':
-            rows, err, _, _ = self.call(m, self.claim_sql(), self.claim_args(
-                m, None, auto=True, start=hexid(self.rnd), secret=hexid(self.rnd)), conn=1)
+            start = hexid(self.rnd)
+            rows, err, t0, t1 = self.call(m, self.claim_sql(), self.claim_args(
+                m, None, auto=True, start=start, secret=hexid(self.rnd)), conn=1)
+            self.take_claim_answer(m, None, rows, t0, t1, None, start=start)
             if rows and rows[0][0] == 'ok':
                 m.open_nodes.add(rows[0][1])
         elif what == 'report':
@@ -953,20 +1317,28 @@ class RegistryFuzz(RuleBasedStateMachine):
         for m in self.members:
             m.drop_conns()
 
+    # which members re-assert their leases right after an event (bit i:
+    # member i), as their next renewal does
+    masks = st.integers(0, (1 << len(MEMBERS)) - 1)
+    # and whether a member lies right after it: (liar, victim, before the holders)
+    lies = st.one_of(st.none(), st.tuples(members_i, members_i, st.booleans()))
+
     @rule(seconds=st.sampled_from([0.2, 0.7, 2.5]))
     @timed
     def advance_clock(self, seconds):
-        """Time passes (real time: leases run out)."""
+        """Time passes (real time: leases run out, the grace ends)."""
         self.step_begin('advance_clock')
         REG.advance(seconds)
 
-    @rule()
+    @rule(then=masks, lie=lies)
     @timed
-    def restart_registry(self):
+    def restart_registry(self, then, lie):
         self.step_begin('restart_registry')
         self.end_all_open()
-        self._admin = None
-        REG.restart()
+        self.drop_admin()
+        before = REG.restart()
+        self.forgotten('restart', before)
+        self.after_event(then, lie)
         self.before_pools = self.pool_state()
 
     @rule()
@@ -978,32 +1350,35 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.backup = True
 
     @precondition(lambda self: self.backup)
-    @rule()
+    @rule(then=masks, lie=lies)
     @timed
-    def restore_backup(self):
+    def restore_backup(self, then, lie):
         """The registry restored from the earlier dump."""
         self.step_begin('restore')
         self.end_all_open()
-        if getattr(self, '_admin', None) is not None:
-            self._admin.close()
-        self._admin = None
-        REG.restore('backup')
+        self.drop_admin()
+        before = REG.restore('backup')
         self.forgot = True
+        self.forgotten('restore', before)
+        self.after_event(then, lie)
         self.before_pools = self.pool_state()
 
-    @rule()
+    @rule(then=masks, lie=lies)
     @timed
-    def recreate_extension(self):
+    def recreate_extension(self, then, lie):
         """DROP EXTENSION snowid and CREATE it again, set up as before."""
         self.step_begin('recreate_extension')
         self.end_all_open()
         self.q("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                "WHERE datname = 'ids' AND pid <> pg_backend_pid()")
+        before = REG.now_ms()
         self.q("DROP EXTENSION snowid CASCADE; CREATE EXTENSION snowid SCHEMA snowid; "
-               + GRANTS_SQL + "; " + SETTINGS_SQL + "; "
+               + GRANTS_SQL + "; " + settings_sql(self.grace_ms // 1000) + "; "
                + "; ".join(f"SELECT snowid.snowid_pool_create('{n}', '{t}')" for n, t in POOLS)
                + "; SELECT 1")
         self.forgot = True
+        self.forgotten('recreate_extension', before)
+        self.after_event(then, lie)
         self.before_pools = self.pool_state()
 
 
@@ -1020,7 +1395,9 @@ def main():
     print(f'registry fuzzer: PostgreSQL {subprocess.check_output([PG_CONFIG, "--version"]).decode().strip()}, '
           f'port {PORT}, clock real, '
           f'invariants {",".join(sorted(CHECKED))}'
-          + (', known 1.7 findings expected' if EXPECT_17 else ''))
+          + (', known 1.7 findings expected' if EXPECT_17 else '')
+          + ('' if HAS['reassert'] else ', no snowid_registry_reassert')
+          + ('' if HAS['grace'] else ', no reassert_grace'))
     sys.stdout.flush()
     n = 0
     failures = []
@@ -1076,6 +1453,10 @@ def main():
         print(f'#   seed {s}: {msg}')
         for c in calls[-6:]:
             print(f'#     {c}')
+    print('registry fuzzer: rules (steps): '
+          + ', '.join(f'{r} {c}' for r, c in sorted(STATS['rules'].items())))
+    print('registry fuzzer: (call, answer) states: '
+          + ', '.join(f'{c} {a}' for c, a in sorted(STATS['states'])))
     print(f'registry fuzzer: {STATS["calls"]} calls, {STATS["steps"]} steps, {STATS["examples"]} examples, '
           f'{len(STATS["rules"])} distinct rules, {len(STATS["states"])} distinct (call, answer) states, '
           f'{len(failures)} seeds with violations, {len(FOUND)} known 1.7 findings, '
