@@ -11,13 +11,23 @@ src/pool_worker.c): claim, reassert (snowid_registry_reassert: the renewal
 of a lease a member holds, registry 1.8 on), renew, release, grant,
 report, return, with honest and hostile arguments, transactions held open,
 two connections of one role, interleaved with registry restarts, a restore
-of an earlier pg_dump and DROP/CREATE EXTENSION.  After every step it
-checks the invariants below; a violation prints the seed and Hypothesis's
-shrunk sequence of steps.  Each example draws how long the registry's
-grace lasts (reassert_grace 0, 1, 2 or 3 s).
+of an earlier pg_dump, a failover to a streaming standby and DROP/CREATE
+EXTENSION.  After every step it checks the invariants below; a violation
+prints the seed and Hypothesis's shrunk sequence of steps.
 
-A registry that may have forgotten.  After a start, a restore and
-DROP/CREATE EXTENSION (an "event") the fuzzer compares what each
+The failover: the registry gets a standby (pg_basebackup -R, on the port
+after SNOWID_FUZZ_PORT's, built when a failover first needs it), the
+primary stops (immediate), the standby is promoted and becomes the
+registry every connection uses, and the next failover builds a new
+standby from it.  Each example draws whether commits wait for the standby
+(synchronous_commit on, synchronous_standby_names '*': a failover loses
+nothing) or not (asynchronous: the last commits may be lost, as with an
+immediate restart of an asynchronous registry), how long the registry's
+grace lasts (reassert_grace 0, 1, 2 or 3 s) and how many failovers it may
+do (most do none: each costs seconds).
+
+A registry that may have forgotten.  After a start, a promotion, a restore
+and DROP/CREATE EXTENSION (an "event") the fuzzer compares what each
 member holds with the registry's rows: a live lease whose row is gone (or
 names another start, or ends earlier), a floor (what a past holder could
 have issued) the row no longer covers, a range above the pool's
@@ -74,7 +84,7 @@ Environment:
   SNOWID_FUZZ_SECONDS      time budget (default 50)
   SNOWID_FUZZ_EXAMPLES     examples per seed (default 40)
   SNOWID_FUZZ_STEPS        steps per example (default 25)
-  SNOWID_FUZZ_PORT         registry port (default 56610)
+  SNOWID_FUZZ_PORT         registry port (default 56610); the standby's is the next
   SNOWID_FUZZ_INVARIANTS   comma list of invariants to check (default all)
   SNOWID_FUZZ_EXPECT_17=1  the findings the 1.8 fixes remove (issue 29) are
                            reported as known, not failed: see KNOWN_17 (a
@@ -122,7 +132,7 @@ ALL_INVARIANTS = ['one_holder', 'floor_above', 'floor_bounded', 'ranges_disjoint
 # SNOWID_FUZZ_EXPECT_17=1 records these as known findings instead of
 # failing (turn it off once the fixes are merged).  'forgetful' stands for
 # one_holder, floor_above and ranges_disjoint broken after the registry
-# forgot (a restore of an earlier dump, DROP/CREATE EXTENSION).
+# forgot (a restore of an earlier dump, DROP/CREATE EXTENSION, a failover).
 KNOWN_17 = {
     'floor_bounded': 'poisoned floors via a huge or negative p_last_id',
     'next_value': 'lost-range reports move or empty a pool',
@@ -202,6 +212,12 @@ def hexid(rnd, n=32):
 
 # ---- the registry server ----
 
+class Server:
+    """One PostgreSQL data directory and the port it listens on."""
+    def __init__(self, data, port, log):
+        self.data, self.port, self.log = data, port, log
+
+
 class Registry:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix='snowid-fuzz-reg-')
@@ -215,16 +231,21 @@ class Registry:
         self.faketime = False
         with open(self.faketime_file, 'w') as f:
             f.write('+0\n')
-        self.data = os.path.join(self.dir, 'data')
-        self.log = os.environ.get('SNOWID_FUZZ_LOG') or os.path.join(self.dir, 'server.log')
-        subprocess.check_call([os.path.join(BINDIR, 'initdb'), '-D', self.data, '-A', 'trust',
+        self.servers = 0
+        self.primary = self.new_server(PORT)
+        self.standby = None         # built when a failover first needs it
+        self.sync = False           # commits wait for the standby
+        self.failovers = 0
+        subprocess.check_call([os.path.join(BINDIR, 'initdb'), '-D', self.primary.data, '-A', 'trust',
                                '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'],
                               stdout=subprocess.DEVNULL)
-        with open(os.path.join(self.data, 'postgresql.conf'), 'a') as f:
+        with open(os.path.join(self.primary.data, 'postgresql.conf'), 'a') as f:
             f.write(f"port = {PORT}\nlisten_addresses = ''\nunix_socket_directories = '{self.sock}'\n"
                     "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
-                    "max_connections = 40\nlog_min_messages = warning\n")
-        self.start()
+                    "max_connections = 40\nlog_min_messages = warning\n"
+                    # a standby reconnects at once after its primary restarts
+                    "wal_retrieve_retry_interval = '100ms'\nmax_wal_senders = 4\n")
+        self.start(self.primary)
         self.admin_exec("CREATE ROLE snowid_members")
         for m in MEMBERS:
             self.admin_exec(f"CREATE ROLE member_{m} LOGIN IN ROLE snowid_members")
@@ -243,6 +264,15 @@ class Registry:
         c.close()
         self.admin_exec("CREATE DATABASE ids TEMPLATE ids_template STRATEGY file_copy")
 
+    def new_server(self, port):
+        self.servers += 1
+        log = os.environ.get('SNOWID_FUZZ_LOG') or os.path.join(self.dir, f'server{self.servers}.log')
+        return Server(os.path.join(self.dir, f'data{self.servers}'), port, log)
+
+    @property
+    def port(self):
+        return self.primary.port
+
     def env(self):
         e = dict(os.environ)
         if self.faketime:
@@ -250,12 +280,14 @@ class Registry:
                      FAKETIME_NO_CACHE='1', FAKETIME_DONT_FAKE_MONOTONIC='1')
         return e
 
-    def start(self):
-        subprocess.check_call([os.path.join(BINDIR, 'pg_ctl'), '-D', self.data, '-l', self.log,
+    def start(self, server=None):
+        server = server or self.primary
+        subprocess.check_call([os.path.join(BINDIR, 'pg_ctl'), '-D', server.data, '-l', server.log,
                                '-w', '-s', 'start'], env=self.env())
 
-    def stop(self, mode='fast'):
-        subprocess.call([os.path.join(BINDIR, 'pg_ctl'), '-D', self.data, '-w', '-s', '-m', mode,
+    def stop(self, mode='fast', server=None):
+        server = server or self.primary
+        subprocess.call([os.path.join(BINDIR, 'pg_ctl'), '-D', server.data, '-w', '-s', '-m', mode,
                          'stop'])
 
     def restart(self):
@@ -265,6 +297,68 @@ class Registry:
         self.stop('immediate' if self.restarts % 2 else 'fast')
         before = self.now_ms()
         self.start()
+        return before
+
+    def set_sync(self, sync):
+        """Commits wait for the standby (where there is one) or not."""
+        self.sync = sync
+        self.admin_exec(f"ALTER SYSTEM SET synchronous_commit = {'on' if sync else 'off'}")
+        self.admin_exec("ALTER SYSTEM SET synchronous_standby_names = "
+                        + ("'*'" if sync and self.standby is not None else "''"))
+        self.admin_exec("SELECT pg_reload_conf()")
+        if sync and self.standby is not None:
+            deadline = time.time() + 60
+            while not self.admin_exec("SELECT count(*) FROM pg_stat_replication "
+                                      "WHERE sync_state = 'sync'")[0][0]:
+                if time.time() > deadline:
+                    raise RuntimeError('the standby did not become synchronous')
+                time.sleep(0.02)
+            time.sleep(0.1)     # (the checkpointer, which tells commits to wait, reloads too)
+
+    def ensure_standby(self):
+        """A streaming standby of the primary (pg_basebackup -R) on the
+        other port; returns whether it had to be built."""
+        if self.standby is not None:
+            return False
+        s = self.new_server(PORT + 1 if self.primary.port == PORT else PORT)
+        subprocess.check_call([os.path.join(BINDIR, 'pg_basebackup'), '-D', s.data, '-R',
+                               '-X', 'stream', '-c', 'fast', '--no-sync', '-h', self.sock,
+                               '-p', str(self.primary.port), '-U', 'postgres'],
+                              stdout=subprocess.DEVNULL)
+        with open(os.path.join(s.data, 'postgresql.conf'), 'a') as f:
+            f.write(f"port = {s.port}\n")
+        self.start(s)
+        self.standby = s
+        deadline = time.time() + 60
+        while not self.admin_exec("SELECT count(*) FROM pg_stat_replication "
+                                  "WHERE state = 'streaming'")[0][0]:
+            if time.time() > deadline:
+                raise RuntimeError('the standby built for a failover did not stream')
+            time.sleep(0.05)
+        self.set_sync(self.sync)
+        return True
+
+    def failover(self):
+        """The primary stops (immediate), the standby is promoted and is the
+        registry from then on (without a standby until the next failover
+        builds one); returns the time (ms) just before the promotion."""
+        old, new = self.primary, self.standby
+        self.stop('immediate', old)
+        before = self.now_ms()
+        subprocess.check_call([os.path.join(BINDIR, 'pg_ctl'), '-D', new.data, '-w', '-t', '60',
+                               '-s', 'promote'])
+        self.primary, self.standby = new, None
+        self.failovers += 1
+        deadline = time.time() + 60
+        while self.admin_exec("SELECT pg_is_in_recovery()")[0][0]:
+            if time.time() > deadline:
+                raise RuntimeError('the promoted standby did not accept writes')
+            time.sleep(0.05)
+        # its synchronous_standby_names came from the old primary: no
+        # standby to wait for now (a commit waiting meanwhile is let go
+        # once the setting is reloaded)
+        self.set_sync(self.sync)
+        shutil.rmtree(old.data, ignore_errors=True)
         return before
 
     def now_ms(self):
@@ -281,9 +375,9 @@ class Registry:
 
     def connect(self, db, user, autocommit=True):
         # the harness's own writes (settings, resets, DROP/CREATE EXTENSION)
-        # are durable: only the members' calls may be lost (an immediate
-        # stop of a registry with synchronous_commit off)
-        c = psycopg2.connect(host=self.sock, port=PORT, dbname=db, user=user,
+        # are durable: only the members' calls may be lost (an asynchronous
+        # registry's immediate stop, its failover)
+        c = psycopg2.connect(host=self.sock, port=self.port, dbname=db, user=user,
                              options='-c statement_timeout=10000'
                              + (' -c synchronous_commit=on' if user == 'postgres' else ''))
         c.autocommit = autocommit
@@ -320,7 +414,7 @@ class Registry:
             os.unlink(os.path.join(self.dumps, f))
 
     def dump(self, name):
-        subprocess.check_call([os.path.join(BINDIR, 'pg_dump'), '-h', self.sock, '-p', str(PORT),
+        subprocess.check_call([os.path.join(BINDIR, 'pg_dump'), '-h', self.sock, '-p', str(self.port),
                                '-U', 'postgres', '-Fc', '-f', os.path.join(self.dumps, name), 'ids'])
 
     def restore(self, name):
@@ -329,14 +423,16 @@ class Registry:
         self.admin_exec("DROP DATABASE IF EXISTS ids WITH (FORCE)")
         self.admin_exec("CREATE DATABASE ids TEMPLATE template0")
         before = self.now_ms()
-        subprocess.check_call([os.path.join(BINDIR, 'pg_restore'), '-h', self.sock, '-p', str(PORT),
+        subprocess.check_call([os.path.join(BINDIR, 'pg_restore'), '-h', self.sock, '-p', str(self.port),
                                '-U', 'postgres', '-d', 'ids', '--exit-on-error',
                                os.path.join(self.dumps, name)],
                               env=dict(os.environ, PGOPTIONS='-c synchronous_commit=on'))
         return before
 
     def close(self):
-        self.stop('immediate')
+        for s in (self.standby, self.primary):
+            if s is not None:
+                self.stop('immediate', s)
         if not os.environ.get('SNOWID_FUZZ_KEEP'):
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -434,6 +530,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.forgot = False         # the registry may have forgotten (restore, re-create)
         self.backup = False
         self.grace_ms = 0
+        self.failovers = 0          # how many more failovers this example may do
         if self.timeup:
             return
         REG.reset()
@@ -662,9 +759,12 @@ class RegistryFuzz(RuleBasedStateMachine):
         its grace, and what it no longer knows is lost (see the header)."""
         self._admin = None
         grace = self.grace_ms
+        kind = event + (' (synchronous)' if REG.sync else '')
         if grace and HAS['grace']:
             rec = self.q("SELECT snowid.snowid_registry_recovering()")[0][0]
             t = REG.now_ms()
+            if rec is not None:
+                STATS['states'].add((event, 'in the grace'))
             if rec is None and t < before + grace:
                 leases = self.q("SELECT count(*) FROM snowid.snowid_registry_node")[0][0]
                 if event == 'restore' and leases == 0:
@@ -721,7 +821,7 @@ class RegistryFuzz(RuleBasedStateMachine):
                     r[3] = until if r[3] is None else min(r[3], until)
         CURRENT['calls'].append(f'[{event}] lost until {int(until)}: '
                                 + (', '.join(x for _, x in lost) or 'nothing'))
-        STATS['states'].add((event, 'lost ' + (', '.join(sorted(set(w for w, _ in lost))) or 'nothing')))
+        STATS['states'].add((kind, 'lost ' + (', '.join(sorted(set(w for w, _ in lost))) or 'nothing')))
 
     def protected(self, r, now):
         """Whether the registry still protects a range held."""
@@ -863,11 +963,12 @@ class RegistryFuzz(RuleBasedStateMachine):
 
     # ---- rules: honest members ----
 
-    @initialize(grace=st.sampled_from(GRACES_S))
+    @initialize(grace=st.sampled_from(GRACES_S), sync=st.booleans(),
+                failovers=st.sampled_from([0, 0, 1, 2]))
     @timed
-    def members_start(self, grace):
+    def members_start(self, grace, sync, failovers):
         """Every member's worker claims a node at start, as members do;
-        the registry's grace for this example."""
+        the registry's grace and its standby's mode for this example."""
         self.step_begin('start')
         for m in self.members:
             rows, err, t0, t1 = self.call(m, self.claim_sql(), self.claim_args(m, None, auto=True))
@@ -876,7 +977,12 @@ class RegistryFuzz(RuleBasedStateMachine):
         if HAS['grace']:
             self.grace_ms = grace * 1000
             self.q(settings_sql(grace) + "; SELECT 1")
-        CURRENT['calls'].append(f'[start] reassert_grace {grace} s')
+        if REG.sync != sync:
+            REG.set_sync(sync)
+        self.failovers = failovers
+        CURRENT['calls'].append(f'[start] reassert_grace {grace} s, '
+                                f'{"synchronous" if sync else "asynchronous"} standby, '
+                                f'{failovers} failovers')
 
     members_i = st.integers(0, len(MEMBERS) - 1)
     nodes = st.integers(0, 4)
@@ -1381,6 +1487,31 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.after_event(then, lie)
         self.before_pools = self.pool_state()
 
+    @precondition(lambda self: self.failovers > 0)
+    @rule(then=masks, lie=lies)
+    @timed
+    def failover(self, then, lie):
+        """The registry's primary stops (immediate) and its standby, promoted,
+        is the registry from then on; the standby is built first where
+        there is none (its members renewing meanwhile, as their workers
+        do: building it takes seconds)."""
+        self.step_begin('failover')
+        self.failovers -= 1
+        self.end_all_open()
+        self.drop_admin()
+        if REG.ensure_standby():
+            for m in self.members:
+                for node in sorted(m.holds):
+                    if HAS['reassert'] and m.holds[node] > REG.now_ms() + 20:
+                        self.honest_reassert(m, node)
+            self.end_all_open()
+            self.drop_admin()
+        before = REG.failover()
+        self.forgot = self.forgot or not REG.sync
+        self.forgotten('failover', before)
+        self.after_event(then, lie)
+        self.before_pools = self.pool_state()
+
 
 def main():
     global REG
@@ -1393,7 +1524,7 @@ def main():
     DEADLINE[0] = began + budget
     REG = Registry()
     print(f'registry fuzzer: PostgreSQL {subprocess.check_output([PG_CONFIG, "--version"]).decode().strip()}, '
-          f'port {PORT}, clock real, '
+          f'port {PORT} (standby {PORT + 1}), clock real, '
           f'invariants {",".join(sorted(CHECKED))}'
           + (', known 1.7 findings expected' if EXPECT_17 else '')
           + ('' if HAS['reassert'] else ', no snowid_registry_reassert')
@@ -1459,6 +1590,7 @@ def main():
           + ', '.join(f'{c} {a}' for c, a in sorted(STATS['states'])))
     print(f'registry fuzzer: {STATS["calls"]} calls, {STATS["steps"]} steps, {STATS["examples"]} examples, '
           f'{len(STATS["rules"])} distinct rules, {len(STATS["states"])} distinct (call, answer) states, '
+          f'{REG.failovers} failovers, '
           f'{len(failures)} seeds with violations, {len(FOUND)} known 1.7 findings, '
           f'{time.time() - began:.0f} s')
     return 1 if failures else 0
