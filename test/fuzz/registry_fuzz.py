@@ -7,12 +7,53 @@ as README "Across servers" says (a database with CREATE EXTENSION snowid, a
 group role with EXECUTE, one login role per member), and lets Hypothesis's
 RuleBasedStateMachine drive simulated members through the calls their
 workers make (src/registry_claim.c, src/registry_worker.c,
-src/pool_worker.c): claim, renew, release, grant, report, return, with
-honest and hostile arguments, transactions held open, two connections of
-one role, interleaved with registry restarts, a restore of an earlier
-pg_dump and DROP/CREATE EXTENSION.  After every step it checks the
-invariants below; a violation prints the seed and Hypothesis's shrunk
-sequence of steps.
+src/pool_worker.c): claim, reassert (snowid_registry_reassert: the renewal
+of a lease a member holds, registry 1.8 on), renew, release, grant,
+report, return, with honest and hostile arguments, transactions held open,
+two connections of one role, interleaved with registry restarts, a restore
+of an earlier pg_dump, a failover to a streaming standby and DROP/CREATE
+EXTENSION.  After every step it checks the invariants below; a violation
+prints the seed and Hypothesis's shrunk sequence of steps.
+
+The failover: the registry gets a standby (pg_basebackup -R, on the port
+after SNOWID_FUZZ_PORT's, built when a failover first needs it), the
+primary stops (immediate), the standby is promoted and becomes the
+registry every connection uses, and the next failover builds a new
+standby from it.  Each example draws whether commits wait for the standby
+(synchronous_commit on, synchronous_standby_names '*': a failover loses
+nothing) or not (asynchronous: the last commits may be lost, as with an
+immediate restart of an asynchronous registry), how long the registry's
+grace lasts (reassert_grace 0, 1, 2 or 3 s) and how many failovers it may
+do (most do none: each costs seconds).
+
+A registry that may have forgotten.  After a start, a promotion, a restore
+and DROP/CREATE EXTENSION (an "event") the fuzzer compares what each
+member holds with the registry's rows: a live lease whose row is gone (or
+names another start, or ends earlier), a floor (what a past holder could
+have issued) the row no longer covers, a range above the pool's
+next_value is "lost" at that event.  For reassert_grace after it (from
+just before the event: never longer than the registry's own grace) the
+registry grants no node and no range to a new holder, so one_holder,
+floor_above and ranges_disjoint hold for lost leases, floors and ranges
+as for any other, but for what the registry cannot know (README, "A
+registry that may have forgotten"):
+  - a re-assertion (snowid_registry_reassert with p_held_until within
+    max_lease) of a lease the registry lost is taken at its word: the
+    first to re-assert gets the node, whoever it is, with a floor of the
+    time it asked (it adds its max_lead).  floor_above there means that
+    floor (floor_until) is at least the time of the call: the liar's IDs
+    lie above every ID the real holder issued until then, never among
+    them; one_holder does not count the real holder's lease from then on
+    (its renewals are refused and it stops issuing: the documented limit);
+  - a lease the registry kept (a renewal of its own row) wins over another
+    member's lost lease of the node;
+  - a lost lease, floor or range that its holder did not re-assert (renew,
+    report) within the grace is not protected after it (a holder that
+    cannot reach the registry for the whole grace loses its node; a pool
+    that lost more than one grant needs a superuser), and with
+    reassert_grace 0 it is not protected at all;
+  - a restore of a dump without leases starts no grace (the registry
+    cannot tell it from a new one).
 
 Invariants (the name is what SNOWID_FUZZ_INVARIANTS picks):
   one_holder      no two members' current starts hold one node's live lease
@@ -26,6 +67,15 @@ Invariants (the name is what SNOWID_FUZZ_INVARIANTS picks):
   role_limit      no role holds more live nodes than max_nodes_per_role
   no_lockout      no call fails or is refused as busy because of another
                   role's transaction
+  grace           after a start, a promotion, DROP/CREATE EXTENSION or a
+                  restore with leases, snowid_registry_recovering() says the
+                  registry is in its grace until reassert_grace has passed
+  reassert_wins   a member re-asserting a live lease it holds gets its node
+                  (ok), unless the registry's rows show another start's live
+                  lease of it (restored, taken by a re-assertion or after the
+                  grace) or another role's open transaction claims it, its
+                  role holds max_nodes_per_role other nodes, or it has a
+                  transaction of its own open
 
 Environment:
   PG_CONFIG                pg_config of the PostgreSQL to run the registry on
@@ -34,14 +84,17 @@ Environment:
   SNOWID_FUZZ_SECONDS      time budget (default 50)
   SNOWID_FUZZ_EXAMPLES     examples per seed (default 40)
   SNOWID_FUZZ_STEPS        steps per example (default 25)
-  SNOWID_FUZZ_PORT         registry port (default 56610)
+  SNOWID_FUZZ_PORT         registry port (default 56610); the standby's is the next
   SNOWID_FUZZ_INVARIANTS   comma list of invariants to check (default all)
   SNOWID_FUZZ_EXPECT_17=1  the findings the 1.8 fixes remove (issue 29) are
-                           reported as known, not failed: see KNOWN_17
+                           reported as known, not failed: see KNOWN_17 (a
+                           registry without snowid_registry_reassert or
+                           reassert_grace is fuzzed without them)
   SNOWID_FUZZ_LOG          file for the server log and the calls (optional)
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,6 +114,8 @@ if os.geteuid() == 0 and os.environ.get('SNOWID_FUZZ_CHILD') != '1':
     shutil.rmtree(scratch, ignore_errors=True)
     sys.exit(rc)
 
+import collections
+
 import psycopg2
 import psycopg2.errors
 import hypothesis
@@ -72,12 +127,12 @@ from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant,
 
 ALL_INVARIANTS = ['one_holder', 'floor_above', 'floor_bounded', 'ranges_disjoint',
                   'next_value', 'no_cross_role', 'no_identity', 'role_limit',
-                  'no_lockout']
+                  'no_lockout', 'grace', 'reassert_wins']
 # What 1.7 is known to break, each fixed by another part of issue 29:
 # SNOWID_FUZZ_EXPECT_17=1 records these as known findings instead of
 # failing (turn it off once the fixes are merged).  'forgetful' stands for
 # one_holder, floor_above and ranges_disjoint broken after the registry
-# forgot (a restore of an earlier dump, DROP/CREATE EXTENSION).
+# forgot (a restore of an earlier dump, DROP/CREATE EXTENSION, a failover).
 KNOWN_17 = {
     'floor_bounded': 'poisoned floors via a huge or negative p_last_id',
     'next_value': 'lost-range reports move or empty a pool',
@@ -103,6 +158,8 @@ MAX_NODES_PER_ROLE = 2
 LEASE_MS = 2000                     # what honest members ask for
 MAX_LEAD_MS = 300
 TAKEOVER_MS = 500
+GRACES_S = [0, 1, 1, 2, 3]          # reassert_grace, drawn per example (20 s by default:
+                                    # shorter here, so that examples see it end)
 BIG = 2 ** 63 - 1
 MEMBERS = ['a', 'b', 'c']
 POOLS = [('p_int', 'integer'), ('p_big', 'bigint')]
@@ -112,15 +169,41 @@ SETTINGS_SQL = (f"INSERT INTO snowid.snowid_registry_settings (only_row, max_lea
                 f"max_nodes_per_role = excluded.max_nodes_per_role; "
                 f"UPDATE snowid.snowid_registry_settings SET lead_margin = '100 ms', "
                 f"takeover_delay = '{TAKEOVER_MS} ms'")
+# (snowid_registry_reassert is not in the grant: it keeps PUBLIC's EXECUTE
+# and asks the caller's EXECUTE on snowid_registry_claim itself)
 GRANTS_SQL = ("GRANT USAGE ON SCHEMA snowid TO snowid_members; "
               "GRANT EXECUTE ON FUNCTION snowid.snowid_registry_claim, snowid.snowid_registry_release, "
               "snowid.snowid_pool_grant, snowid.snowid_pool_report, snowid.snowid_pool_return "
               "TO snowid_members")
+# what the registry's snowid has (1.7 has neither): set by Registry()
+HAS = {'grace': False, 'reassert': False}
+
+
+def settings_sql(grace_s=0):
+    """SETTINGS_SQL, and the grace where the registry has one."""
+    return SETTINGS_SQL + (f"; UPDATE snowid.snowid_registry_settings SET reassert_grace = "
+                           f"'{grace_s} s'" if HAS['grace'] else '')
 
 
 def id_at(ms):
     """The largest ID of the tick at ms (any node)."""
     return ((int(ms) - EPOCH_MS) << 22) | ((1 << 22) - 1)
+
+
+def id_ms(id_):
+    """The time (ms) of an ID's tick."""
+    return (id_ >> 22) + EPOCH_MS
+
+
+def one_grant_above(nv, mx):
+    """Where a holder's report may move a pool standing at nv: by what one
+    grant could take from there (max_grant_share 0.01, as snowid_pool_grant
+    sizes a grant), no more."""
+    left = mx - nv + 1
+    n = max(-(-left // 100), 1024)
+    if left < 4 * n:
+        n = min(n, max(-(-left // 4), min(left, 64)))
+    return nv + n
 
 
 def hexid(rnd, n=32):
@@ -129,12 +212,16 @@ def hexid(rnd, n=32):
 
 # ---- the registry server ----
 
+class Server:
+    """One PostgreSQL data directory and the port it listens on."""
+    def __init__(self, data, port, log):
+        self.data, self.port, self.log = data, port, log
+
+
 class Registry:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix='snowid-fuzz-reg-')
-        self.data = os.path.join(self.dir, 'data')
         self.sock = self.dir
-        self.log = os.environ.get('SNOWID_FUZZ_LOG') or os.path.join(self.dir, 'server.log')
         self.dumps = os.path.join(self.dir, 'dumps')
         os.mkdir(self.dumps)
         self.offset_s = 0
@@ -144,14 +231,21 @@ class Registry:
         self.faketime = False
         with open(self.faketime_file, 'w') as f:
             f.write('+0\n')
-        subprocess.check_call([os.path.join(BINDIR, 'initdb'), '-D', self.data, '-A', 'trust',
+        self.servers = 0
+        self.primary = self.new_server(PORT)
+        self.standby = None         # built when a failover first needs it
+        self.sync = False           # commits wait for the standby
+        self.failovers = 0
+        subprocess.check_call([os.path.join(BINDIR, 'initdb'), '-D', self.primary.data, '-A', 'trust',
                                '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'],
                               stdout=subprocess.DEVNULL)
-        with open(os.path.join(self.data, 'postgresql.conf'), 'a') as f:
+        with open(os.path.join(self.primary.data, 'postgresql.conf'), 'a') as f:
             f.write(f"port = {PORT}\nlisten_addresses = ''\nunix_socket_directories = '{self.sock}'\n"
                     "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
-                    "max_connections = 40\nlog_min_messages = warning\n")
-        self.start()
+                    "max_connections = 40\nlog_min_messages = warning\n"
+                    # a standby reconnects at once after its primary restarts
+                    "wal_retrieve_retry_interval = '100ms'\nmax_wal_senders = 4\n")
+        self.start(self.primary)
         self.admin_exec("CREATE ROLE snowid_members")
         for m in MEMBERS:
             self.admin_exec(f"CREATE ROLE member_{m} LOGIN IN ROLE snowid_members")
@@ -159,12 +253,25 @@ class Registry:
         c = self.connect('ids_template', 'postgres')
         with c.cursor() as cur:
             cur.execute("CREATE SCHEMA snowid; CREATE EXTENSION snowid SCHEMA snowid")
+            cur.execute("SELECT EXISTS (SELECT FROM pg_attribute WHERE attrelid = "
+                        "'snowid.snowid_registry_settings'::regclass AND attname = 'reassert_grace'), "
+                        "to_regproc('snowid.snowid_registry_reassert') IS NOT NULL")
+            HAS['grace'], HAS['reassert'] = cur.fetchone()
             cur.execute(GRANTS_SQL)
-            cur.execute(SETTINGS_SQL)
+            cur.execute(settings_sql(0))
             for name, typ in POOLS:
                 cur.execute("SELECT snowid.snowid_pool_create(%s, %s)", (name, typ))
         c.close()
         self.admin_exec("CREATE DATABASE ids TEMPLATE ids_template STRATEGY file_copy")
+
+    def new_server(self, port):
+        self.servers += 1
+        log = os.environ.get('SNOWID_FUZZ_LOG') or os.path.join(self.dir, f'server{self.servers}.log')
+        return Server(os.path.join(self.dir, f'data{self.servers}'), port, log)
+
+    @property
+    def port(self):
+        return self.primary.port
 
     def env(self):
         e = dict(os.environ)
@@ -173,18 +280,86 @@ class Registry:
                      FAKETIME_NO_CACHE='1', FAKETIME_DONT_FAKE_MONOTONIC='1')
         return e
 
-    def start(self):
-        subprocess.check_call([os.path.join(BINDIR, 'pg_ctl'), '-D', self.data, '-l', self.log,
+    def start(self, server=None):
+        server = server or self.primary
+        subprocess.check_call([os.path.join(BINDIR, 'pg_ctl'), '-D', server.data, '-l', server.log,
                                '-w', '-s', 'start'], env=self.env())
 
-    def stop(self, mode='fast'):
-        subprocess.call([os.path.join(BINDIR, 'pg_ctl'), '-D', self.data, '-w', '-s', '-m', mode,
+    def stop(self, mode='fast', server=None):
+        server = server or self.primary
+        subprocess.call([os.path.join(BINDIR, 'pg_ctl'), '-D', server.data, '-w', '-s', '-m', mode,
                          'stop'])
 
     def restart(self):
+        """Stops the primary (immediate every other time) and starts it;
+        returns the time (ms) just before the start."""
         self.restarts = getattr(self, 'restarts', 0) + 1
         self.stop('immediate' if self.restarts % 2 else 'fast')
+        before = self.now_ms()
         self.start()
+        return before
+
+    def set_sync(self, sync):
+        """Commits wait for the standby (where there is one) or not."""
+        self.sync = sync
+        self.admin_exec(f"ALTER SYSTEM SET synchronous_commit = {'on' if sync else 'off'}")
+        self.admin_exec("ALTER SYSTEM SET synchronous_standby_names = "
+                        + ("'*'" if sync and self.standby is not None else "''"))
+        self.admin_exec("SELECT pg_reload_conf()")
+        if sync and self.standby is not None:
+            deadline = time.time() + 60
+            while not self.admin_exec("SELECT count(*) FROM pg_stat_replication "
+                                      "WHERE sync_state = 'sync'")[0][0]:
+                if time.time() > deadline:
+                    raise RuntimeError('the standby did not become synchronous')
+                time.sleep(0.02)
+            time.sleep(0.1)     # (the checkpointer, which tells commits to wait, reloads too)
+
+    def ensure_standby(self):
+        """A streaming standby of the primary (pg_basebackup -R) on the
+        other port; returns whether it had to be built."""
+        if self.standby is not None:
+            return False
+        s = self.new_server(PORT + 1 if self.primary.port == PORT else PORT)
+        subprocess.check_call([os.path.join(BINDIR, 'pg_basebackup'), '-D', s.data, '-R',
+                               '-X', 'stream', '-c', 'fast', '--no-sync', '-h', self.sock,
+                               '-p', str(self.primary.port), '-U', 'postgres'],
+                              stdout=subprocess.DEVNULL)
+        with open(os.path.join(s.data, 'postgresql.conf'), 'a') as f:
+            f.write(f"port = {s.port}\n")
+        self.start(s)
+        self.standby = s
+        deadline = time.time() + 60
+        while not self.admin_exec("SELECT count(*) FROM pg_stat_replication "
+                                  "WHERE state = 'streaming'")[0][0]:
+            if time.time() > deadline:
+                raise RuntimeError('the standby built for a failover did not stream')
+            time.sleep(0.05)
+        self.set_sync(self.sync)
+        return True
+
+    def failover(self):
+        """The primary stops (immediate), the standby is promoted and is the
+        registry from then on (without a standby until the next failover
+        builds one); returns the time (ms) just before the promotion."""
+        old, new = self.primary, self.standby
+        self.stop('immediate', old)
+        before = self.now_ms()
+        subprocess.check_call([os.path.join(BINDIR, 'pg_ctl'), '-D', new.data, '-w', '-t', '60',
+                               '-s', 'promote'])
+        self.primary, self.standby = new, None
+        self.failovers += 1
+        deadline = time.time() + 60
+        while self.admin_exec("SELECT pg_is_in_recovery()")[0][0]:
+            if time.time() > deadline:
+                raise RuntimeError('the promoted standby did not accept writes')
+            time.sleep(0.05)
+        # its synchronous_standby_names came from the old primary: no
+        # standby to wait for now (a commit waiting meanwhile is let go
+        # once the setting is reloaded)
+        self.set_sync(self.sync)
+        shutil.rmtree(old.data, ignore_errors=True)
+        return before
 
     def now_ms(self):
         """The registry's clock (this machine's, moved by the faketime offset)."""
@@ -199,8 +374,12 @@ class Registry:
             f.write(f'+{self.offset_s}\n')
 
     def connect(self, db, user, autocommit=True):
-        c = psycopg2.connect(host=self.sock, port=PORT, dbname=db, user=user,
-                             options='-c statement_timeout=10000')
+        # the harness's own writes (settings, resets, DROP/CREATE EXTENSION)
+        # are durable: only the members' calls may be lost (an asynchronous
+        # registry's immediate stop, its failover)
+        c = psycopg2.connect(host=self.sock, port=self.port, dbname=db, user=user,
+                             options='-c statement_timeout=10000'
+                             + (' -c synchronous_commit=on' if user == 'postgres' else ''))
         c.autocommit = autocommit
         return c
 
@@ -215,7 +394,8 @@ class Registry:
 
     def reset(self):
         """An empty registry for each example: the rows emptied (a database
-        copied from the template where the last example left none)."""
+        copied from the template where the last example left none); no
+        grace."""
         try:
             self.admin_exec(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -225,32 +405,40 @@ class Registry:
                 "UPDATE snowid.snowid_pool SET next_value = start; "
                 "DELETE FROM snowid.snowid_pool WHERE name <> ALL (ARRAY["
                 + ", ".join(f"'{n}'" for n, _ in POOLS) + "]); "
-                "UPDATE snowid.snowid_registry_settings SET layout = NULL; " + SETTINGS_SQL, db='ids')
+                "UPDATE snowid.snowid_registry_settings SET layout = NULL; " + settings_sql(0), db='ids')
         except psycopg2.Error:
             self.admin_exec("DROP DATABASE IF EXISTS ids WITH (FORCE)")
             self.admin_exec("CREATE DATABASE ids TEMPLATE ids_template STRATEGY file_copy")
+            self.admin_exec(settings_sql(0), db='ids')
         for f in os.listdir(self.dumps):
             os.unlink(os.path.join(self.dumps, f))
 
     def dump(self, name):
-        subprocess.check_call([os.path.join(BINDIR, 'pg_dump'), '-h', self.sock, '-p', str(PORT),
+        subprocess.check_call([os.path.join(BINDIR, 'pg_dump'), '-h', self.sock, '-p', str(self.port),
                                '-U', 'postgres', '-Fc', '-f', os.path.join(self.dumps, name), 'ids'])
 
     def restore(self, name):
+        """ids restored from the dump; returns the time (ms) just before
+        pg_restore (which creates snowid)."""
         self.admin_exec("DROP DATABASE IF EXISTS ids WITH (FORCE)")
         self.admin_exec("CREATE DATABASE ids TEMPLATE template0")
-        subprocess.check_call([os.path.join(BINDIR, 'pg_restore'), '-h', self.sock, '-p', str(PORT),
+        before = self.now_ms()
+        subprocess.check_call([os.path.join(BINDIR, 'pg_restore'), '-h', self.sock, '-p', str(self.port),
                                '-U', 'postgres', '-d', 'ids', '--exit-on-error',
-                               os.path.join(self.dumps, name)])
+                               os.path.join(self.dumps, name)],
+                              env=dict(os.environ, PGOPTIONS='-c synchronous_commit=on'))
+        return before
 
     def close(self):
-        self.stop('immediate')
+        for s in (self.standby, self.primary):
+            if s is not None:
+                self.stop('immediate', s)
         if not os.environ.get('SNOWID_FUZZ_KEEP'):
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
 REG = None
-STATS = {'calls': 0, 'steps': 0, 'examples': 0, 'rules': set(), 'states': set()}
+STATS = {'calls': 0, 'steps': 0, 'examples': 0, 'rules': collections.Counter(), 'states': set()}
 FOUND = {}          # category -> (seed, message, calls)
 CURRENT = {'seed': None, 'calls': []}
 
@@ -297,8 +485,14 @@ class Member:
         self.predecessor = None
         self.conns = [None, None]
         self.holds = {}         # node -> lease end (ms, registry clock) of this start
-        self.ranges = []        # [pool, first, last] held (kept across starts)
+        self.lost = {}          # node held -> from when (ms) the registry that forgot
+                                # its lease no longer protects it (-inf: taken by a
+                                # re-assertion); absent: the registry knows it
+        self.ranges = []        # [pool, first, last, lost] held (kept across starts);
+                                # lost: as for a lease, None where the registry knows it
         self.open = None        # index of a connection with a transaction left open
+        self.open_moves = {}    # pool -> where a report in it may move the pool at commit
+        self.open_nodes = set() # nodes a claim in it was granted (not committed yet)
 
     def identity(self):
         return [self.cluster, self.host, f':{self.port}', self.sysid]
@@ -319,6 +513,11 @@ class Member:
                     pass
         self.conns = [None, None]
         self.open = None
+        self.open_moves = {}
+        self.open_nodes = set()
+
+
+NEVER = float('-inf')
 
 
 class RegistryFuzz(RuleBasedStateMachine):
@@ -330,16 +529,18 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.members = []
         self.forgot = False         # the registry may have forgotten (restore, re-create)
         self.backup = False
+        self.grace_ms = 0
+        self.failovers = 0          # how many more failovers this example may do
         if self.timeup:
             return
         REG.reset()
         CURRENT['calls'] = []
         STATS['examples'] += 1
         self.members = [Member(n, i, self.rnd) for i, n in enumerate(MEMBERS)]
-        self.forgot = False         # the registry may have forgotten (restore, re-create)
-        self.backup = False
-        # per node: sysid -> the latest time (ms) its holders could issue at,
-        # and the largest honest last ID reported
+        # per node: [key, value, lost] for what past holders could have
+        # issued: key a member's sysid with value the latest time (ms) it
+        # could issue at, or 'last_id' with the largest honest last ID
+        # reported; lost as Member.lost
         self.issued = {}
         self.pools = self.pool_state()
 
@@ -373,6 +574,9 @@ class RegistryFuzz(RuleBasedStateMachine):
         t1 = REG.now_ms()
         fn = sql.split('snowid.')[1].split('(')[0] if 'snowid.' in sql else sql[:30]
         state = err.pgcode if err is not None else (rows[0][0] if rows and rows[0] else None)
+        if rows and rows[0] and len(rows[0]) > 4 and isinstance(rows[0][4], str) \
+                and 'grants new leases after' in rows[0][4]:
+            state = f'{state} (in the grace)'
         STATS['states'].add((fn, str(state)))
         CURRENT['calls'].append(f'{m.role}[{conn}] {fn}{tuple(args)} -> '
                                 + (f'ERROR {err.pgcode}: {(err.pgerror or "").strip().splitlines()[0]}'
@@ -394,6 +598,20 @@ class RegistryFuzz(RuleBasedStateMachine):
             (rows and rows[0] and rows[0][0] == 'busy') or \
             (rows and rows[0] and len(rows[0]) > 4 and isinstance(rows[0][4], str)
              and 'being claimed by another transaction' in rows[0][4])
+        # (but a node that an open transaction is claiming: a claim naming
+        # it is answered busy, as it would be refused once that claim
+        # commits; the transaction holds its own node's row only, as
+        # snowid_registry_claim says, and nothing anyone else needs; and
+        # the lock of the caller's own role, which only its own sessions take)
+        said = ((err.pgerror or '') if err is not None else
+                str(rows[0][4]) if rows and rows[0] and len(rows[0]) > 4 else '')
+        contended = re.search(r'node (\d+) is being (?:written|claimed) by another transaction', said)
+        if contended and any(int(contended.group(1)) in o.open_nodes
+                             for o in self.members if o.open is not None):
+            busy = False
+            STATS['states'].add((fn, 'busy on a node an open transaction is claiming'))
+        if f'login role {m.role} is claiming another node' in said:
+            busy = False
         if busy and any(o.open is not None for o in self.members if o is not m):
             self.violate('no_lockout', f'{m.role}\'s {fn} was refused as busy while '
                          + ', '.join(o.role for o in self.members if o.open is not None)
@@ -401,12 +619,16 @@ class RegistryFuzz(RuleBasedStateMachine):
                          + (str(err).strip() if err is not None else repr(rows)))
         return rows, err, t0, t1
 
-    def claim_sql(self):
+    def claim_sql(self, reassert=False):
+        """snowid_registry_claim, or snowid_registry_reassert (one more
+        argument: p_held_until, given in seconds since 1970)."""
         return ("SELECT c.result, c.node_id, c.lease_ms, c.holder, c.detail, c.floor_id, "
                 "(extract(epoch FROM c.floor_until) * 1000)::float8 "
-                "FROM snowid.snowid_registry_claim(%s::int4, %s::bool, %s::int4, %s::text, %s::text, "
+                "FROM snowid." + ('snowid_registry_reassert' if reassert else 'snowid_registry_claim')
+                + "(%s::int4, %s::bool, %s::int4, %s::text, %s::text, "
                 "%s::text, %s::int4, %s::numeric, %s::text, %s::text, %s::text, %s::bool, "
-                "%s::int8, %s::int8, %s::int8, %s::int8) c")
+                "%s::int8, %s::int8, %s::int8, %s::int8"
+                + (", to_timestamp(%s::float8)" if reassert else "") + ") c")
 
     def claim_args(self, m, node, auto=False, last_id=None, start=None, secret=None,
                    lease=LEASE_MS, max_lead=MAX_LEAD_MS, sysid=None, predecessor=None):
@@ -433,42 +655,177 @@ class RegistryFuzz(RuleBasedStateMachine):
 
     # ---- the model of what members hold and could issue ----
 
-    def note_issue(self, node, m, until_ms):
-        d = self.issued.setdefault(node, {})
-        d[m.sysid] = max(d.get(m.sysid, 0), until_ms)
+    def note_issue(self, node, m, until_ms, lost=None):
+        self.issued.setdefault(node, []).append([m.sysid, until_ms, lost])
 
-    def take_claim_answer(self, m, node_asked, rows, t0, t1, last_id):
+    def note_last_id(self, node, last_id):
+        self.issued.setdefault(node, []).append(['last_id', last_id, None])
+
+    def take_claim_answer(self, m, node_asked, rows, t0, t1, last_id, start=None,
+                          reassert=False, held_ms=None):
+        """The model's view of a claim's (or re-assertion's) answer to m's
+        role, for start (m's own by default, with its secret)."""
         if not rows:
             return
         result, node, lease_ms, holder, detail, floor_id, floor_until = rows[0]
-        if result != 'ok':
+        if result != 'ok' or node is None:
             return
-        renewal = node in m.holds
-        if not renewal:
-            # one live holder: no other member's start still holds it
-            for o in self.members:
-                if o is not m and node in o.holds and o.holds[node] > t1:
-                    self.violate('one_holder', f'node {node} granted to {m.role} while {o.role} '
-                                 f'holds it for {int(o.holds[node] - t1)} ms more')
+        start = start or m.start_id
+        mine = start == m.start_id
+        b = self.before_nodes.get(node)
+        # the registry renews a row of its own (the same start, role, not
+        # released): no new holder, no floor
+        own = b is not None and b[1] == start and b[0] == m.role and b[7] is None
+        # a re-assertion the registry took as one (p_held_until within
+        # max_lease; ambiguous at the edges: taken as one)
+        lie = reassert and held_ms is not None and t0 < held_ms <= t1 + MAX_LEASE_S * 1000
+
+        def exempt(lost):
+            """Whether what the registry lost no longer binds this grant,
+            and the time it must then be above (None: nothing)."""
+            if lost is None:
+                return False, None
+            if t1 >= lost or own:
+                return True, None
+            if lie:
+                return True, t0
+            return False, None
+
+        # one live holder: no other member's start still holds it
+        for o in self.members:
+            if node not in o.holds or o.holds[node] <= t1 or (o is m and mine):
+                continue
+            ex, _ = exempt(o.lost.get(node))
+            if not ex:
+                self.violate('one_holder', f'node {node} granted to {m.role} '
+                             f'({"its start" if mine else "start " + start[:8]}'
+                             f'{", re-asserting" if lie else ""}) while {o.role} '
+                             f'holds it for {int(o.holds[node] - t1)} ms more')
+        if not own:
             # the floor covers what the other servers could have issued
-            need = max([v for s, v in self.issued.get(node, {}).items()
-                        if s != m.sysid and s != 'last_id'] +
-                       [o.holds[node] + MAX_LEAD_MS for o in self.members
-                        if o is not m and node in o.holds] + [0])
-            need_id = self.issued.get(node, {}).get('last_id', -1)
-            have = max(floor_until or 0, ((floor_id >> 22) + EPOCH_MS) if floor_id else 0)
+            need, need_id = 0, -1
+            for key, v, lost in self.issued.get(node, []):
+                if key == m.sysid:
+                    continue        # its own server's (its high-water mark covers them)
+                ex, above = exempt(lost)
+                if ex:
+                    if above is not None:
+                        need = max(need, min(v if key != 'last_id' else id_ms(v), above))
+                elif key == 'last_id':
+                    need_id = max(need_id, v)
+                else:
+                    need = max(need, v)
+            for o in self.members:
+                if o is m or node not in o.holds:
+                    continue
+                v = o.holds[node] + MAX_LEAD_MS
+                ex, above = exempt(o.lost.get(node))
+                if ex:
+                    if above is not None:
+                        need = max(need, min(v, above))
+                else:
+                    need = max(need, v)
+            have = max(floor_until or 0, id_ms(floor_id) if floor_id else 0)
             if need and have + 1 < need:
                 self.violate('floor_above', f'{m.role} took node {node} with floor at '
-                             f'{int(have)} ms, below {int(need)} ms where other holders could issue')
-            if need_id >= 0 and (floor_id or -1) < need_id and have < ((need_id >> 22) + EPOCH_MS):
+                             f'{int(have)} ms, below {int(need)} ms where other holders could issue'
+                             + (' (re-asserting)' if lie else ''))
+            if need_id >= 0 and (floor_id or -1) < need_id and have < id_ms(need_id):
                 self.violate('floor_above', f'{m.role} took node {node} with floor_id {floor_id} '
                              f'below the reported last ID {need_id}')
+            if lie:
+                # taken at its word: the holders the registry forgot lose
+                # the node to it (their renewals are refused from now on)
+                for o in self.members:
+                    if node in o.lost and not (o is m and mine):
+                        if o.lost[node] > t1:
+                            STATS['states'].add(('reassert', 'a lie took a lost lease'))
+                        o.lost[node] = NEVER
+        if mine and node in m.lost and m.lost[node] > t1:
+            STATS['states'].add(('reassert' if reassert else 'claim',
+                                 'its holder won back a lost lease in the grace'))
         if floor_id is not None and (floor_id < 0 or floor_id > id_at(t1 + MAX_LEASE_S * 1000)):
             self.violate('floor_bounded', f'{m.role} was told to stay above {floor_id} on node {node}')
-        m.holds[node] = t0 + lease_ms
-        if last_id is not None and 0 <= last_id <= id_at(t0):
-            d = self.issued.setdefault(node, {})
-            d['last_id'] = max(d.get('last_id', -1), last_id)
+        if mine:
+            m.holds[node] = t0 + lease_ms
+            m.lost.pop(node, None)
+            if last_id is not None and 0 <= last_id <= id_at(t0):
+                self.note_last_id(node, last_id)
+
+    def forgotten(self, event, before):
+        """After an event that may have made the registry forget (a start,
+        a promotion, a restore, a re-created snowid; before: a time just
+        before it, never after the registry's grace starts): it is in
+        its grace, and what it no longer knows is lost (see the header)."""
+        self._admin = None
+        grace = self.grace_ms
+        kind = event + (' (synchronous)' if REG.sync else '')
+        if grace and HAS['grace']:
+            rec = self.q("SELECT snowid.snowid_registry_recovering()")[0][0]
+            t = REG.now_ms()
+            if rec is not None:
+                STATS['states'].add((event, 'in the grace'))
+            if rec is None and t < before + grace:
+                leases = self.q("SELECT count(*) FROM snowid.snowid_registry_node")[0][0]
+                if event == 'restore' and leases == 0:
+                    grace = 0       # a dump without leases: a new registry
+                else:
+                    why = self.q(
+                        "SELECT pg_postmaster_start_time(), (SELECT max(installed_at) FROM "
+                        "snowid.snowid_registry_installed), snowid.snowid_registry_dropped_at(), "
+                        "(SELECT reassert_grace FROM snowid.snowid_registry_settings), "
+                        "clock_timestamp(), pg_is_in_recovery()")[0]
+                    self.violate('grace', f'{int(t - before)} ms after {event}, within '
+                                 f'reassert_grace {grace} ms, snowid_registry_recovering() '
+                                 'says the registry is not in its grace (started, installed, '
+                                 f'dropped, grace, now, in recovery: {why})')
+            CURRENT['calls'].append(f'[{event}] snowid_registry_recovering() -> {rec!r}')
+        until = before + grace
+        rows = {r[0]: r[1:] for r in self.q(
+            "SELECT node_id, holder_role, start_id, released_at IS NOT NULL, "
+            "extract(epoch FROM lease_until)::float8 * 1000, last_id, "
+            "extract(epoch FROM greatest(floor_until, coalesce(released_at, lease_until) "
+            "+ coalesce(max_lead_ms, 0) * interval '1 ms'))::float8 * 1000 "
+            "FROM snowid.snowid_registry_node")}
+        # (lost again: unprotected from the earlier of the two ends, as
+        # where this event starts no grace while an earlier one's runs)
+        lost = []
+        now = REG.now_ms()
+        for m in self.members:
+            for n, end in m.holds.items():
+                r = rows.get(n)
+                # kept: its own row, or (run out) a floor above what it issued
+                if not (r and r[0] == m.role and r[1] == m.start_id and not r[2] and r[3] >= end - 1) \
+                        and not (r and end <= now and r[5] is not None and r[5] >= end + MAX_LEAD_MS - 1):
+                    if n not in m.lost:
+                        lost.append(('lease', f'{m.role} node {n}'))
+                    m.lost[n] = min(m.lost.get(n, until), until)
+        for n, entries in self.issued.items():
+            r = rows.get(n)
+            for e in entries:
+                if e[0] == 'last_id':
+                    kept = r and ((r[4] is not None and r[4] >= e[1]) or (r[5] or 0) >= id_ms(e[1]))
+                else:
+                    kept = r and r[5] is not None and r[5] >= e[1] - 1
+                if not kept:
+                    if e[2] is None:
+                        lost.append(('floor', f'floor of node {n}'))
+                    e[2] = until if e[2] is None else min(e[2], until)
+        pools = self.pool_state()
+        for m in self.members:
+            for r in m.ranges:
+                nv = pools.get(r[0], (None, None))[0]
+                if r[0] in pools and nv is not None and nv <= r[2]:
+                    if r[3] is None:
+                        lost.append(('range', f'{m.role} {r[0]} {r[1]}..{r[2]}'))
+                    r[3] = until if r[3] is None else min(r[3], until)
+        CURRENT['calls'].append(f'[{event}] lost until {int(until)}: '
+                                + (', '.join(x for _, x in lost) or 'nothing'))
+        STATS['states'].add((kind, 'lost ' + (', '.join(sorted(set(w for w, _ in lost))) or 'nothing')))
+
+    def protected(self, r, now):
+        """Whether the registry still protects a range held."""
+        return r[3] is None or now < r[3]
 
     # ---- snapshots for the whole-registry invariants ----
 
@@ -476,6 +833,14 @@ class RegistryFuzz(RuleBasedStateMachine):
         if getattr(self, '_admin', None) is None or self._admin.closed:
             self._admin = REG.connect('ids', 'postgres')
         return self._admin
+
+    def drop_admin(self):
+        if getattr(self, '_admin', None) is not None:
+            try:
+                self._admin.close()
+            except Exception:
+                pass
+        self._admin = None
 
     def q(self, sql, args=()):
         for attempt in range(2):
@@ -496,7 +861,8 @@ class RegistryFuzz(RuleBasedStateMachine):
         return {r[0]: r[1:] for r in self.q(
             "SELECT node_id, holder_role, start_id, secret_hash, lease_until, last_id, "
             "floor_until, max_lead_ms, released_at, "
-            "(released_at IS NULL AND lease_until > clock_timestamp() + interval '50 ms') "
+            "(released_at IS NULL AND lease_until > clock_timestamp() + interval '50 ms'), "
+            "extract(epoch FROM lease_until)::float8 * 1000 "
             "FROM snowid.snowid_registry_node")}
 
     def range_rows(self):
@@ -510,17 +876,27 @@ class RegistryFuzz(RuleBasedStateMachine):
             print(f'# step {self._step[0]} took {now - self._step[1]:.2f} s', file=sys.stderr)
         self._step = (rule_name, now)
         STATS['steps'] += 1
-        STATS['rules'].add(rule_name)
+        STATS['rules'][rule_name] += 1
         self.before_nodes = self.node_rows()
         self.before_ranges = self.range_rows()
         self.before_pools = self.pool_state()
         self.allowed_next = {}      # pool -> highest next_value this step may leave
         self.returned = {}          # pool -> values given back this step
+        # a range lost at an event and reported within the grace: the
+        # registry's pool is above it again (it grants nothing new in the
+        # grace, so no one else has its values)
+        t = REG.now_ms()
+        for m in self.members:
+            for r in m.ranges:
+                if r[3] is not None and t < r[3] and r[0] in self.before_pools:
+                    nv = self.before_pools[r[0]][0]
+                    if nv is None or nv > r[2]:
+                        r[3] = None
 
     def check_cross_role(self, m):
         nodes, ranges = self.node_rows(), self.range_rows()
         for n, b in self.before_nodes.items():
-            if b[0] is not None and b[0] != m.role and b[-1]:
+            if b[0] is not None and b[0] != m.role and b[8]:
                 a = nodes.get(n)
                 if a is None or a[:8] != b[:8]:
                     self.violate('no_cross_role', f'a call of {m.role} changed node {n} of {b[0]}: '
@@ -577,24 +953,36 @@ class RegistryFuzz(RuleBasedStateMachine):
                       "AND coalesce(b.returned_from::numeric, b.last_value::numeric + 1) > b.first_value LIMIT 1")
         if rows:
             self.violate('ranges_disjoint', f'ranges overlap in the registry: {rows[0]}')
-        # values in two members' hands
-        held = [(m, r) for m in self.members for r in m.ranges]
+        # values in two members' hands (but a range the registry lost and
+        # its holder did not report within the grace)
+        held = [(m, r) for m in self.members for r in m.ranges if self.protected(r, now)]
         for i, (m1, r1) in enumerate(held):
             for m2, r2 in held[i + 1:]:
                 if m1 is not m2 and r1[0] == r2[0] and r1[1] <= r2[2] and r2[1] <= r1[2]:
-                    self.violate('ranges_disjoint', f'{m1.role} holds {r1} and {m2.role} holds {r2}')
+                    self.violate('ranges_disjoint', f'{m1.role} holds {r1[:3]} and {m2.role} holds {r2[:3]}')
 
     # ---- rules: honest members ----
 
-    @initialize()
+    @initialize(grace=st.sampled_from(GRACES_S), sync=st.booleans(),
+                failovers=st.sampled_from([0, 0, 1, 2]))
     @timed
-    def members_start(self):
-        """Every member's worker claims a node at start, as members do."""
+    def members_start(self, grace, sync, failovers):
+        """Every member's worker claims a node at start, as members do;
+        the registry's grace and its standby's mode for this example."""
         self.step_begin('start')
         for m in self.members:
             rows, err, t0, t1 = self.call(m, self.claim_sql(), self.claim_args(m, None, auto=True))
             self.take_claim_answer(m, None, rows, t0, t1, None)
         self.check_pools('the members\' first claims')
+        if HAS['grace']:
+            self.grace_ms = grace * 1000
+            self.q(settings_sql(grace) + "; SELECT 1")
+        if REG.sync != sync:
+            REG.set_sync(sync)
+        self.failovers = failovers
+        CURRENT['calls'].append(f'[start] reassert_grace {grace} s, '
+                                f'{"synchronous" if sync else "asynchronous"} standby, '
+                                f'{failovers} failovers')
 
     members_i = st.integers(0, len(MEMBERS) - 1)
     nodes = st.integers(0, 4)
@@ -602,7 +990,8 @@ class RegistryFuzz(RuleBasedStateMachine):
     @rule(i=members_i, node=st.one_of(st.none(), nodes))
     @timed
     def claim(self, i, node):
-        """A member's claim (a named node, or one assigned) or renewal."""
+        """A member's claim (a named node, or one assigned) or renewal (as
+        a member of 1.7 renews: with snowid_registry_claim)."""
         self.step_begin('claim')
         m = self.members[i]
         if node is None and m.holds:
@@ -613,6 +1002,81 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.take_claim_answer(m, node, rows, t0, t1, last_id)
         self.check_cross_role(m)
         self.check_pools('a claim')
+
+    def honest_reassert(self, m, node):
+        """m re-asserts the live lease it holds on node, as its worker
+        renews (registry_claim.c): its start, secret and lease end."""
+        self.before_nodes = self.node_rows()
+        b = self.before_nodes.get(node)
+        held_ms = m.holds[node]
+        opened = m.open is not None
+        last_id = id_at(REG.now_ms()) - (1 << 22)
+        rows, err, t0, t1 = self.call(m, self.claim_sql(reassert=True),
+                                      self.claim_args(m, node, last_id=last_id) + [held_ms / 1000.0])
+        won = rows and rows[0][0] == 'ok' and rows[0][1] == node
+        if not won:
+            own = b is not None and b[0] == m.role and b[1] == m.start_id and b[7] is None
+            others = b is not None and not own and b[7] is None and b[9] >= t0 - 5
+            full = not own and sum(
+                1 for n, r in self.before_nodes.items()
+                if n != node and r[0] == m.role and r[7] is None and r[9] >= t0 - 5) >= MAX_NODES_PER_ROLE
+            # (a claim of it in another role's open transaction: see call())
+            claimed = any(node in o.open_nodes for o in self.members if o is not m)
+            if not (opened or others or full or claimed):
+                self.violate('reassert_wins', f'{m.role} re-asserting its lease of node {node} '
+                             f'(until {int(held_ms - t0)} ms from now'
+                             + (', which the registry lost' if node in m.lost else '')
+                             + ') was refused: '
+                             + (f'{err.pgcode} {err.pgerror.strip()}' if err is not None else repr(rows)))
+        self.take_claim_answer(m, node, rows, t0, t1, last_id, reassert=True, held_ms=held_ms)
+
+    def reassert_all(self, mask):
+        """The members of mask (bit i: member i) re-assert every live lease
+        they hold (right after an event: their next renewal)."""
+        if not HAS['reassert']:
+            return
+        for i, m in enumerate(self.members):
+            if mask >> i & 1:
+                for node in sorted(m.holds):
+                    if m.holds[node] > REG.now_ms() + 20:
+                        self.honest_reassert(m, node)
+
+    def after_event(self, then, lie):
+        """Right after an event: the members of then re-assert their leases
+        and, where lie is (liar, victim, first), the liar re-asserts (with
+        its own start and secret) the victim's first lease, before the
+        holders or after them."""
+        if lie is not None and lie[2]:
+            self.lie(lie[0], lie[1])
+        self.reassert_all(then)
+        if lie is not None and not lie[2]:
+            self.lie(lie[0], lie[1])
+
+    def lie(self, i, j):
+        m, o = self.members[i], self.members[j]
+        if not HAS['reassert'] or m is o or not o.holds:
+            return
+        node = sorted(o.holds)[0]
+        self.before_nodes = self.node_rows()
+        rows, err, t0, t1 = self.call(
+            m, self.claim_sql(reassert=True),
+            self.claim_args(m, node) + [(REG.now_ms() + LEASE_MS) / 1000.0])
+        self.take_claim_answer(m, node, rows, t0, t1, None, reassert=True,
+                               held_ms=t0 + LEASE_MS)
+
+    @precondition(lambda self: HAS['reassert'])
+    @rule(i=members_i, pick=st.integers(0, 1))
+    @timed
+    def reassert(self, i, pick):
+        """A member of 1.8 renews a live lease it holds: it re-asserts it."""
+        self.step_begin('reassert')
+        m = self.members[i]
+        live = [n for n in sorted(m.holds) if m.holds[n] > REG.now_ms() + 20]
+        if not live:
+            return
+        self.honest_reassert(m, live[pick % len(live)])
+        self.check_cross_role(m)
+        self.check_pools('a re-assertion')
 
     @rule(i=members_i)
     @timed
@@ -628,11 +1092,12 @@ class RegistryFuzz(RuleBasedStateMachine):
                                     "%s::text, %s::int8)",
                                     [node, m.start_id, m.secret, last_id])
         if rows and rows[0][0]:
-            # it stopped issuing before it released
+            # it stopped issuing before it released (the registry had its
+            # row: it keeps the floor)
             del m.holds[node]
+            m.lost.pop(node, None)
             self.note_issue(node, m, t0 + MAX_LEAD_MS)
-            d = self.issued.setdefault(node, {})
-            d['last_id'] = max(d.get('last_id', -1), last_id)
+            self.note_last_id(node, last_id)
         self.check_cross_role(m)
         self.check_pools('a release')
 
@@ -646,11 +1111,12 @@ class RegistryFuzz(RuleBasedStateMachine):
         m.drop_conns()
         now = REG.now_ms()
         for node, until in m.holds.items():
-            self.note_issue(node, m, min(until, now) + MAX_LEAD_MS)
+            self.note_issue(node, m, min(until, now) + MAX_LEAD_MS, m.lost.get(node))
         m.predecessor = m.start_id
         m.start_id = hexid(self.rnd)
         m.secret = hexid(self.rnd)
         m.holds = {}
+        m.lost = {}
 
     @rule(i=members_i, p=st.integers(0, len(POOLS) - 1), want=st.sampled_from([1, 100, 5000, 10 ** 9]))
     @timed
@@ -685,10 +1151,10 @@ class RegistryFuzz(RuleBasedStateMachine):
                 self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), l + 1)
                 for o in self.members:
                     for r in o.ranges:
-                        if r[0] == pool and r[1] <= l and f <= r[2]:
+                        if r[0] == pool and r[1] <= l and f <= r[2] and self.protected(r, t1):
                             self.violate('ranges_disjoint', f'{m.role} was granted {f}..{l} of '
                                          f'{pool}, which {o.role} holds ({r[1]}..{r[2]})')
-                m.ranges.append([pool, f, l])
+                m.ranges.append([pool, f, l, None])
         self.check_cross_role(m)
         self.check_pools('a grant')
 
@@ -753,11 +1219,43 @@ class RegistryFuzz(RuleBasedStateMachine):
             start, secret = o.start_id, o.secret
         else:
             start, secret = hexid(self.rnd), hexid(self.rnd)
-        self.call(m, self.claim_sql(),
-                  self.claim_args(m, node, last_id=last_id, start=start, secret=secret,
-                                  lease=lease, max_lead=max_lead))
+        rows, err, t0, t1 = self.call(
+            m, self.claim_sql(), self.claim_args(m, node, last_id=last_id, start=start, secret=secret,
+                                                 lease=lease, max_lead=max_lead))
+        self.take_claim_answer(m, node, rows, t0, t1, None, start=start)
         self.check_cross_role(m)
         self.check_pools('a hostile claim')
+
+    @precondition(lambda self: HAS['reassert'])
+    @rule(i=members_i, j=members_i, node=st.one_of(st.none(), nodes, st.sampled_from([-1, 1024])),
+          ident=st.sampled_from(['own', 'other', 'other_secret', 'stranger']),
+          last_id=hostile_ids, held=st.sampled_from(['lease', 'far', 'past', 'null', 'beyond']),
+          lease=st.sampled_from([LEASE_MS, 1, 10 ** 12]),
+          max_lead=st.sampled_from([MAX_LEAD_MS, 0, 2500]))
+    @timed
+    def hostile_reassert(self, i, j, node, ident, last_id, held, lease, max_lead):
+        """A role re-asserting a lease it does not hold: another member's
+        node (by default), with its own start and secret, the other's start
+        and secret or start alone, or a stranger's; last IDs anywhere; a
+        lease end within max_lease, far ahead, past, none or just beyond."""
+        self.step_begin('hostile_reassert')
+        m, o = self.members[i], self.members[j]
+        if node is None:
+            node = sorted(o.holds)[0] if o.holds else 0
+        start, secret = {'own': (m.start_id, m.secret), 'other': (o.start_id, o.secret),
+                         'other_secret': (o.start_id, hexid(self.rnd)),
+                         'stranger': (hexid(self.rnd), hexid(self.rnd))}[ident]
+        now = REG.now_ms()
+        held_ms = {'lease': now + LEASE_MS, 'far': now + 10 * 86400 * 1000, 'past': now - 1000,
+                   'null': None, 'beyond': now + (MAX_LEASE_S + 1) * 1000}[held]
+        rows, err, t0, t1 = self.call(
+            m, self.claim_sql(reassert=True),
+            self.claim_args(m, node, last_id=last_id, start=start, secret=secret, lease=lease,
+                            max_lead=max_lead) + [None if held_ms is None else held_ms / 1000.0])
+        self.take_claim_answer(m, node, rows, t0, t1, None, start=start, reassert=True,
+                               held_ms=held_ms)
+        self.check_cross_role(m)
+        self.check_pools('a hostile re-assertion')
 
     @rule(i=members_i, j=members_i, last_id=hostile_ids)
     @timed
@@ -789,14 +1287,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         hi = min(lo + size - 1, BIG) if lo <= BIG - size + 1 else BIG
         node = sorted(m.holds)[0] if (own_node and m.holds) else (sorted(o.holds)[0] if o.holds else 0)
         if node in m.holds:
-            # a holder's report may move the pool by what one grant could
-            # take from where it stands (max_grant_share 0.01, as
-            # snowid_pool_grant sizes a grant): no more
-            left = mx - nv + 1
-            n = max(-(-left // 100), 1024)
-            if left < 4 * n:
-                n = min(n, max(-(-left // 4), min(left, 64)))
-            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), nv + n)
+            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), one_grant_above(nv, mx))
         self.call(m, "SELECT snowid.snowid_pool_report(%s::int4, %s::numeric, %s::text, %s::text, "
                   "%s::text[], %s::int8[], %s::int8[])",
                   [node, m.sysid, m.start_id, m.secret, [pool], [lo], [hi]])
@@ -850,9 +1341,17 @@ class RegistryFuzz(RuleBasedStateMachine):
         pool = POOLS[0][0]
         nv, mx = self.before_pools.get(pool, (1, 0))
         if what == 'claim':
-            self.call(m, self.claim_sql(), self.claim_args(m, None, auto=True, start=hexid(self.rnd),
-                                                           secret=hexid(self.rnd)), conn=1)
+            start = hexid(self.rnd)
+            rows, err, t0, t1 = self.call(m, self.claim_sql(), self.claim_args(
+                m, None, auto=True, start=start, secret=hexid(self.rnd)), conn=1)
+            self.take_claim_answer(m, None, rows, t0, t1, None, start=start)
+            if rows and rows[0][0] == 'ok':
+                m.open_nodes.add(rows[0][1])
         elif what == 'report':
+            if node in m.holds:
+                # recorded at the commit (end_open): a holder's report moves
+                # the pool by one grant at most
+                m.open_moves[pool] = one_grant_above(nv or mx, mx)
             self.call(m, "SELECT snowid.snowid_pool_report(%s::int4, %s::numeric, %s::text, %s::text, "
                       "%s::text[], %s::int8[], %s::int8[])",
                       [node, m.sysid, m.start_id, m.secret, [pool], [(nv or 1) + 5000],
@@ -875,6 +1374,11 @@ class RegistryFuzz(RuleBasedStateMachine):
             return
         c = m.conns[m.open]
         m.open = None
+        if commit:
+            for pool, to in m.open_moves.items():
+                self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), to)
+        m.open_moves = {}
+        m.open_nodes = set()
         try:
             c.commit() if commit else c.rollback()
         except psycopg2.Error:
@@ -919,20 +1423,28 @@ class RegistryFuzz(RuleBasedStateMachine):
         for m in self.members:
             m.drop_conns()
 
+    # which members re-assert their leases right after an event (bit i:
+    # member i), as their next renewal does
+    masks = st.integers(0, (1 << len(MEMBERS)) - 1)
+    # and whether a member lies right after it: (liar, victim, before the holders)
+    lies = st.one_of(st.none(), st.tuples(members_i, members_i, st.booleans()))
+
     @rule(seconds=st.sampled_from([0.2, 0.7, 2.5]))
     @timed
     def advance_clock(self, seconds):
-        """Time passes (real time: leases run out)."""
+        """Time passes (real time: leases run out, the grace ends)."""
         self.step_begin('advance_clock')
         REG.advance(seconds)
 
-    @rule()
+    @rule(then=masks, lie=lies)
     @timed
-    def restart_registry(self):
+    def restart_registry(self, then, lie):
         self.step_begin('restart_registry')
         self.end_all_open()
-        self._admin = None
-        REG.restart()
+        self.drop_admin()
+        before = REG.restart()
+        self.forgotten('restart', before)
+        self.after_event(then, lie)
         self.before_pools = self.pool_state()
 
     @rule()
@@ -944,32 +1456,60 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.backup = True
 
     @precondition(lambda self: self.backup)
-    @rule()
+    @rule(then=masks, lie=lies)
     @timed
-    def restore_backup(self):
+    def restore_backup(self, then, lie):
         """The registry restored from the earlier dump."""
         self.step_begin('restore')
         self.end_all_open()
-        if getattr(self, '_admin', None) is not None:
-            self._admin.close()
-        self._admin = None
-        REG.restore('backup')
+        self.drop_admin()
+        before = REG.restore('backup')
         self.forgot = True
+        self.forgotten('restore', before)
+        self.after_event(then, lie)
         self.before_pools = self.pool_state()
 
-    @rule()
+    @rule(then=masks, lie=lies)
     @timed
-    def recreate_extension(self):
+    def recreate_extension(self, then, lie):
         """DROP EXTENSION snowid and CREATE it again, set up as before."""
         self.step_begin('recreate_extension')
         self.end_all_open()
         self.q("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                "WHERE datname = 'ids' AND pid <> pg_backend_pid()")
+        before = REG.now_ms()
         self.q("DROP EXTENSION snowid CASCADE; CREATE EXTENSION snowid SCHEMA snowid; "
-               + GRANTS_SQL + "; " + SETTINGS_SQL + "; "
+               + GRANTS_SQL + "; " + settings_sql(self.grace_ms // 1000) + "; "
                + "; ".join(f"SELECT snowid.snowid_pool_create('{n}', '{t}')" for n, t in POOLS)
                + "; SELECT 1")
         self.forgot = True
+        self.forgotten('recreate_extension', before)
+        self.after_event(then, lie)
+        self.before_pools = self.pool_state()
+
+    @precondition(lambda self: self.failovers > 0)
+    @rule(then=masks, lie=lies)
+    @timed
+    def failover(self, then, lie):
+        """The registry's primary stops (immediate) and its standby, promoted,
+        is the registry from then on; the standby is built first where
+        there is none (its members renewing meanwhile, as their workers
+        do: building it takes seconds)."""
+        self.step_begin('failover')
+        self.failovers -= 1
+        self.end_all_open()
+        self.drop_admin()
+        if REG.ensure_standby():
+            for m in self.members:
+                for node in sorted(m.holds):
+                    if HAS['reassert'] and m.holds[node] > REG.now_ms() + 20:
+                        self.honest_reassert(m, node)
+            self.end_all_open()
+            self.drop_admin()
+        before = REG.failover()
+        self.forgot = self.forgot or not REG.sync
+        self.forgotten('failover', before)
+        self.after_event(then, lie)
         self.before_pools = self.pool_state()
 
 
@@ -984,9 +1524,11 @@ def main():
     DEADLINE[0] = began + budget
     REG = Registry()
     print(f'registry fuzzer: PostgreSQL {subprocess.check_output([PG_CONFIG, "--version"]).decode().strip()}, '
-          f'port {PORT}, clock real, '
+          f'port {PORT} (standby {PORT + 1}), clock real, '
           f'invariants {",".join(sorted(CHECKED))}'
-          + (', known 1.7 findings expected' if EXPECT_17 else ''))
+          + (', known 1.7 findings expected' if EXPECT_17 else '')
+          + ('' if HAS['reassert'] else ', no snowid_registry_reassert')
+          + ('' if HAS['grace'] else ', no reassert_grace'))
     sys.stdout.flush()
     n = 0
     failures = []
@@ -1042,8 +1584,13 @@ def main():
         print(f'#   seed {s}: {msg}')
         for c in calls[-6:]:
             print(f'#     {c}')
+    print('registry fuzzer: rules (steps): '
+          + ', '.join(f'{r} {c}' for r, c in sorted(STATS['rules'].items())))
+    print('registry fuzzer: (call, answer) states: '
+          + ', '.join(f'{c} {a}' for c, a in sorted(STATS['states'])))
     print(f'registry fuzzer: {STATS["calls"]} calls, {STATS["steps"]} steps, {STATS["examples"]} examples, '
           f'{len(STATS["rules"])} distinct rules, {len(STATS["states"])} distinct (call, answer) states, '
+          f'{REG.failovers} failovers, '
           f'{len(failures)} seeds with violations, {len(FOUND)} known 1.7 findings, '
           f'{time.time() - began:.0f} s')
     return 1 if failures else 0
