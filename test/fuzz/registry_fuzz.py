@@ -493,6 +493,7 @@ class Member:
         self.open = None        # index of a connection with a transaction left open
         self.open_moves = {}    # pool -> where a report in it may move the pool at commit
         self.open_nodes = set() # nodes a claim in it was granted (not committed yet)
+        self.open_layout = False  # a claim in it set the registry's layout
 
     def identity(self):
         return [self.cluster, self.host, f':{self.port}', self.sysid]
@@ -515,6 +516,7 @@ class Member:
         self.open = None
         self.open_moves = {}
         self.open_nodes = set()
+        self.open_layout = False
 
 
 NEVER = float('-inf')
@@ -611,6 +613,11 @@ class RegistryFuzz(RuleBasedStateMachine):
             busy = False
             STATS['states'].add((fn, 'busy on a node an open transaction is claiming'))
         if f'login role {m.role} is claiming another node' in said:
+            busy = False
+        # (and the layout a claim in the caller's own open transaction set:
+        # its row is locked until that transaction ends; another role's
+        # doing so is a lockout)
+        if 'layout is being set by another transaction' in said and m.open_layout:
             busy = False
         if busy and any(o.open is not None for o in self.members if o is not m):
             self.violate('no_lockout', f'{m.role}\'s {fn} was refused as busy while '
@@ -1346,11 +1353,15 @@ class RegistryFuzz(RuleBasedStateMachine):
         nv, mx = self.before_pools.get(pool, (1, 0))
         if what == 'claim':
             start = hexid(self.rnd)
+            unset = self.q("SELECT layout IS NULL FROM snowid.snowid_registry_settings")
             rows, err, t0, t1 = self.call(m, self.claim_sql(), self.claim_args(
                 m, None, auto=True, start=start, secret=hexid(self.rnd)), conn=1)
             self.take_claim_answer(m, None, rows, t0, t1, None, start=start)
             if rows and rows[0][0] == 'ok':
                 m.open_nodes.add(rows[0][1])
+            # a claim sets an unset layout (snowid_registry_claim_settings),
+            # ok or not, unless another transaction is setting it
+            m.open_layout = bool(unset and unset[0][0] and rows)
         elif what == 'report':
             if node in m.holds:
                 # recorded at the commit (end_open): a holder's report moves
@@ -1383,6 +1394,7 @@ class RegistryFuzz(RuleBasedStateMachine):
                 self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), to)
         m.open_moves = {}
         m.open_nodes = set()
+        m.open_layout = False
         try:
             c.commit() if commit else c.rollback()
         except psycopg2.Error:
