@@ -493,6 +493,7 @@ class Member:
         self.open = None        # index of a connection with a transaction left open
         self.open_moves = {}    # pool -> where a report in it may move the pool at commit
         self.open_nodes = set() # nodes a claim in it was granted (not committed yet)
+        self.open_layout = False  # a claim in it set the registry's layout
 
     def identity(self):
         return [self.cluster, self.host, f':{self.port}', self.sysid]
@@ -515,6 +516,7 @@ class Member:
         self.open = None
         self.open_moves = {}
         self.open_nodes = set()
+        self.open_layout = False
 
 
 NEVER = float('-inf')
@@ -537,10 +539,10 @@ class RegistryFuzz(RuleBasedStateMachine):
         CURRENT['calls'] = []
         STATS['examples'] += 1
         self.members = [Member(n, i, self.rnd) for i, n in enumerate(MEMBERS)]
-        # per node: [key, value, lost] for what past holders could have
-        # issued: key a member's sysid with value the latest time (ms) it
-        # could issue at, or 'last_id' with the largest honest last ID
-        # reported; lost as Member.lost
+        # per node: [kind, sysid, value, lost] for what the past holders of
+        # a server (its sysid) could have issued: kind 'until' with the
+        # latest time (ms) it could issue at, or 'last_id' with an honest
+        # last ID it reported; lost as Member.lost
         self.issued = {}
         self.pools = self.pool_state()
 
@@ -612,6 +614,11 @@ class RegistryFuzz(RuleBasedStateMachine):
             STATS['states'].add((fn, 'busy on a node an open transaction is claiming'))
         if f'login role {m.role} is claiming another node' in said:
             busy = False
+        # (and the layout a claim in the caller's own open transaction set:
+        # its row is locked until that transaction ends; another role's
+        # doing so is a lockout)
+        if 'layout is being set by another transaction' in said and m.open_layout:
+            busy = False
         if busy and any(o.open is not None for o in self.members if o is not m):
             self.violate('no_lockout', f'{m.role}\'s {fn} was refused as busy while '
                          + ', '.join(o.role for o in self.members if o.open is not None)
@@ -656,10 +663,10 @@ class RegistryFuzz(RuleBasedStateMachine):
     # ---- the model of what members hold and could issue ----
 
     def note_issue(self, node, m, until_ms, lost=None):
-        self.issued.setdefault(node, []).append([m.sysid, until_ms, lost])
+        self.issued.setdefault(node, []).append(['until', m.sysid, until_ms, lost])
 
-    def note_last_id(self, node, last_id):
-        self.issued.setdefault(node, []).append(['last_id', last_id, None])
+    def note_last_id(self, node, m, last_id):
+        self.issued.setdefault(node, []).append(['last_id', m.sysid, last_id, None])
 
     def take_claim_answer(self, m, node_asked, rows, t0, t1, last_id, start=None,
                           reassert=False, held_ms=None):
@@ -704,14 +711,18 @@ class RegistryFuzz(RuleBasedStateMachine):
         if not own:
             # the floor covers what the other servers could have issued
             need, need_id = 0, -1
-            for key, v, lost in self.issued.get(node, []):
-                if key == m.sysid:
-                    continue        # its own server's (its high-water mark covers them)
+            for kind, sysid, v, lost in self.issued.get(node, []):
+                if sysid == m.sysid:
+                    # its own server's, times and reported last IDs alike:
+                    # its high-water mark covers them (a successor takes its
+                    # node over with the row's floor, which a renewal lost
+                    # with an asynchronous registry may not have raised)
+                    continue
                 ex, above = exempt(lost)
                 if ex:
                     if above is not None:
-                        need = max(need, min(v if key != 'last_id' else id_ms(v), above))
-                elif key == 'last_id':
+                        need = max(need, min(v if kind != 'last_id' else id_ms(v), above))
+                elif kind == 'last_id':
                     need_id = max(need_id, v)
                 else:
                     need = max(need, v)
@@ -750,7 +761,7 @@ class RegistryFuzz(RuleBasedStateMachine):
             m.holds[node] = t0 + lease_ms
             m.lost.pop(node, None)
             if last_id is not None and 0 <= last_id <= id_at(t0):
-                self.note_last_id(node, last_id)
+                self.note_last_id(node, m, last_id)
 
     def forgotten(self, event, before):
         """After an event that may have made the registry forget (a start,
@@ -804,13 +815,13 @@ class RegistryFuzz(RuleBasedStateMachine):
             r = rows.get(n)
             for e in entries:
                 if e[0] == 'last_id':
-                    kept = r and ((r[4] is not None and r[4] >= e[1]) or (r[5] or 0) >= id_ms(e[1]))
+                    kept = r and ((r[4] is not None and r[4] >= e[2]) or (r[5] or 0) >= id_ms(e[2]))
                 else:
-                    kept = r and r[5] is not None and r[5] >= e[1] - 1
+                    kept = r and r[5] is not None and r[5] >= e[2] - 1
                 if not kept:
-                    if e[2] is None:
+                    if e[3] is None:
                         lost.append(('floor', f'floor of node {n}'))
-                    e[2] = until if e[2] is None else min(e[2], until)
+                    e[3] = until if e[3] is None else min(e[3], until)
         pools = self.pool_state()
         for m in self.members:
             for r in m.ranges:
@@ -1097,7 +1108,7 @@ class RegistryFuzz(RuleBasedStateMachine):
             del m.holds[node]
             m.lost.pop(node, None)
             self.note_issue(node, m, t0 + MAX_LEAD_MS)
-            self.note_last_id(node, last_id)
+            self.note_last_id(node, m, last_id)
         self.check_cross_role(m)
         self.check_pools('a release')
 
@@ -1342,11 +1353,15 @@ class RegistryFuzz(RuleBasedStateMachine):
         nv, mx = self.before_pools.get(pool, (1, 0))
         if what == 'claim':
             start = hexid(self.rnd)
+            unset = self.q("SELECT layout IS NULL FROM snowid.snowid_registry_settings")
             rows, err, t0, t1 = self.call(m, self.claim_sql(), self.claim_args(
                 m, None, auto=True, start=start, secret=hexid(self.rnd)), conn=1)
             self.take_claim_answer(m, None, rows, t0, t1, None, start=start)
             if rows and rows[0][0] == 'ok':
                 m.open_nodes.add(rows[0][1])
+            # a claim sets an unset layout (snowid_registry_claim_settings),
+            # ok or not, unless another transaction is setting it
+            m.open_layout = bool(unset and unset[0][0] and rows)
         elif what == 'report':
             if node in m.holds:
                 # recorded at the commit (end_open): a holder's report moves
@@ -1379,6 +1394,7 @@ class RegistryFuzz(RuleBasedStateMachine):
                 self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), to)
         m.open_moves = {}
         m.open_nodes = set()
+        m.open_layout = False
         try:
             c.commit() if commit else c.rollback()
         except psycopg2.Error:
