@@ -40,18 +40,28 @@ CREATE ROLE member_a LOGIN SUPERUSER;
 });
 my $reg = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
 
-sub member
+# A member made (initdb) now and started by start_member: B and C are made
+# before the registry forgets, so that only their starts fall in its grace
+# of 20 s, however slow the machine is at initdb.
+sub make_member
 {
 	my ($name, $node_id, $user) = @_;
-	my $node = snowid_node($name, $node_id,
+	return snowid_node($name, $node_id,
 		"snowid.registry = '$reg"
 		  . ($user ? " user=$user" : '')
 		  . " application_name=$name'\n");
+}
+
+sub start_member
+{
+	my ($node) = @_;
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	$node->safe_psql('postgres', take_setup_sql());
 	return $node;
 }
+
+sub member { return start_member(make_member(@_)); }
 
 sub status
 {
@@ -62,6 +72,8 @@ sub status
 }
 
 my $a = member('member_a', 1, 'member_a');
+my $b = make_member('member_b', 1);
+my $c = make_member('member_c', undef);
 ok(wait_registry_state($a, 'ok'), 'A holds node 1');
 $a->safe_psql('postgres', 'SELECT take(1000)');
 
@@ -81,8 +93,8 @@ $a->safe_psql('postgres', 'SELECT take(1000)');
 is($a->safe_psql('postgres', 'SELECT count(*) FROM errs'), '0',
 	'A issues on its lease while the registry is out of its reach');
 
-my $b = member('member_b', 1);
-my $c = member('member_c', undef);
+start_member($b);
+start_member($c);
 for my $m ([ $b, 'B' ], [ $c, 'C' ])
 {
 	my ($node, $label) = @$m;
