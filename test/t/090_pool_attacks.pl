@@ -182,7 +182,9 @@ like($h->{err}, qr/terminat/, "... and the attacker's session was ended");
 
 # ==== 4. a member's pooled ticket while the attacker holds ====
 
-# grants of about 2,000 values, so that B asks every few hundred calls
+# grants of about 2,000 values, so that B asks every few hundred calls (at
+# least one grant while the attacker holds: how many depends on how many
+# calls a loaded machine makes in 8 s)
 $registry->safe_psql('reg', 'UPDATE snowid_registry_settings SET max_grant_share = 0.000001');
 $b->safe_psql('postgres',
 	"INSERT INTO vals SELECT snowid_ticket_next('t') FROM generate_series(1, 5000)");
@@ -204,7 +206,7 @@ cmp_ok($calls, '>', 10, "B's ticket was called $calls times while the attacker h
 is($failed, 0, '... every call issued its values');
 cmp_ok($registry->safe_psql('reg',
 		'SELECT count(*) FROM snowid_pool_ranges WHERE node_id = 2'),
-	'>', $ranges + 2, '... from ranges granted meanwhile');
+	'>', $ranges, '... from ranges granted meanwhile');
 is($b->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT v) FROM vals'),
 	'0', '... and no value came out twice');
 
