@@ -1423,7 +1423,9 @@ SELECT format('the registry %s %s s ago and grants new leases after %s s, when e
 								interval '20 seconds') AS grace
 				  FROM (SELECT pg_postmaster_start_time() AS started,
 							   @extschema@.snowid_registry_dropped_at() IS NOT NULL AS dropped,
-							   (SELECT f.modification
+							   -- (the history file's time, in whole seconds:
+							   -- its second's end, so the grace is never short)
+							   (SELECT f.modification + interval '1 second'
 								  FROM pg_stat_file('pg_wal/' ||
 													"left"(pg_walfile_name(pg_current_wal_lsn()), 8) ||
 													'.history', true) f
