@@ -24,7 +24,7 @@ standby from it.  Each example draws whether commits wait for the standby
 nothing) or not (asynchronous: the last commits may be lost, as with an
 immediate restart of an asynchronous registry), how long the registry's
 grace lasts (reassert_grace 0, 1, 2 or 3 s) and how many failovers it may
-do (most do none: each costs seconds).
+do (0 to 2, most often 1: each costs about a second and a half).
 
 A registry that may have forgotten.  After a start, a promotion, a restore
 and DROP/CREATE EXTENSION (an "event") the fuzzer compares what each
@@ -978,7 +978,7 @@ class RegistryFuzz(RuleBasedStateMachine):
     # ---- rules: honest members ----
 
     @initialize(grace=st.sampled_from(GRACES_S), sync=st.booleans(),
-                failovers=st.sampled_from([0, 0, 1, 2]))
+                failovers=st.sampled_from([0, 1, 1, 2]))
     @timed
     def members_start(self, grace, sync, failovers):
         """Every member's worker claims a node at start, as members do;
