@@ -5,8 +5,10 @@
 #
 #   bash test/orm/run.sh
 #
-# Python (SQLAlchemy, Django), Ruby (ActiveRecord) and Java (JDBC).
-# Installs the Debian packages that are missing.  Prints `ok - ...` /
+# Python (SQLAlchemy, Django), Ruby (ActiveRecord), JavaScript (node-postgres,
+# Sequelize, knex, and why BigInt or text) and Java (JDBC).  Installs the
+# Debian packages that are missing and the npm packages of
+# js/package-lock.json into js/node_modules.  Prints `ok - ...` /
 # `not ok - ...` per check, `orm: <name> skipped: <reason>` for a client that
 # cannot be installed (not counted), and last `orm: N passed, M failed`;
 # exits 1 if any failed.
@@ -49,6 +51,23 @@ if ruby -e 'require "active_record"; require "pg"' 2>/dev/null; then
 	tests+=(activerecord)
 else
 	skip activerecord "ruby-activerecord or ruby-pg cannot be installed"
+fi
+
+# JavaScript: Debian's node and npm unless a node is there already (another
+# nodejs package, such as NodeSource's, carries npm itself)
+command -v node >/dev/null || ensure_packages nodejs npm
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	skip javascript "node or npm cannot be installed"
+else
+	(cd "$orm_dir/js" && timeout 180 npm install --no-audit --no-fund --prefer-offline) \
+		>/tmp/snowid-orm-npm.log 2>&1 || { echo "orm: npm install failed:"; tail -5 /tmp/snowid-orm-npm.log; }
+	for t in pg:pg precision:pg sequelize:sequelize knex:knex; do
+		if (cd "$orm_dir/js" && node -e "require('${t#*:}')") 2>/dev/null; then
+			tests+=("${t%%:*}")
+		else
+			skip "${t%%:*}" "the npm package ${t#*:} is not installed (npm install failed: /tmp/snowid-orm-npm.log)"
+		fi
+	done
 fi
 
 # Java: JDBC over TCP (pgjdbc has no Unix sockets), so the server listens on
@@ -105,6 +124,7 @@ run_test() {
 	django) $py "$orm_dir/django_test.py" ;;
 	activerecord) ruby "$orm_dir/activerecord_test.rb" ;;
 	jdbc) java -cp $jar "$orm_dir/JdbcTest.java" ;;
+	*) node "$orm_dir/js/$1_test.js" ;;
 	esac
 }
 for name in "${tests[@]}"; do
