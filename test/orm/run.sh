@@ -6,9 +6,10 @@
 #   bash test/orm/run.sh
 #
 # Python (SQLAlchemy, Django), Ruby (ActiveRecord), JavaScript (node-postgres,
-# Sequelize, knex, and why BigInt or text) and Java (JDBC).  Installs the
-# Debian packages that are missing and the npm packages of
-# js/package-lock.json into js/node_modules.  Prints `ok - ...` /
+# Sequelize, knex, Prisma, and why BigInt or text) and Java (JDBC).  Installs
+# the Debian packages that are missing and the npm packages of
+# js/package-lock.json and prisma/package-lock.json into their node_modules.
+# Prints `ok - ...` /
 # `not ok - ...` per check, `orm: <name> skipped: <reason>` for a client that
 # cannot be installed (not counted), and last `orm: N passed, M failed`;
 # exits 1 if any failed.
@@ -70,6 +71,25 @@ else
 	done
 fi
 
+# Prisma ORM 7: a directory of its own (158 npm packages; it needs node
+# ^20.19, ^22.12 or >= 24).  Install scripts are skipped: they would fetch
+# Prisma's engines from binaries.prisma.sh, which only npm's registry is not.
+# `prisma generate` asks for the schema engine binary (for migrations) but
+# does not run it, so PRISMA_SCHEMA_ENGINE_BINARY names one that would fail.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+	if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number);
+		process.exit(a >= 24 || (a === 22 && b >= 12) || (a === 20 && b >= 19) ? 0 : 1)'; then
+		skip prisma "Prisma 7 needs node ^20.19, ^22.12 or >= 24, not $(node --version)"
+	elif ! (cd "$orm_dir/prisma" &&
+		timeout 300 npm install --no-audit --no-fund --prefer-offline --ignore-scripts &&
+		CHECKPOINT_DISABLE=1 PRISMA_SCHEMA_ENGINE_BINARY=/bin/false \
+			./node_modules/.bin/prisma generate --schema schema.prisma) >/tmp/snowid-orm-prisma.log 2>&1; then
+		skip prisma "npm install or prisma generate failed (/tmp/snowid-orm-prisma.log)"
+	else
+		tests+=(prisma)
+	fi
+fi
+
 # Java: JDBC over TCP (pgjdbc has no Unix sockets), so the server listens on
 # 127.0.0.1 too, but only if nothing else holds the port there
 jar=/usr/share/java/postgresql.jar
@@ -123,6 +143,7 @@ run_test() {
 	sqlalchemy) $py "$orm_dir/sqlalchemy_test.py" ;;
 	django) $py "$orm_dir/django_test.py" ;;
 	activerecord) ruby "$orm_dir/activerecord_test.rb" ;;
+	prisma) node "$orm_dir/prisma/prisma_test.js" ;;
 	jdbc) java -cp $jar "$orm_dir/JdbcTest.java" ;;
 	*) node "$orm_dir/js/$1_test.js" ;;
 	esac
