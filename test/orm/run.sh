@@ -6,10 +6,10 @@
 #   bash test/orm/run.sh
 #
 # Python (SQLAlchemy, Django), Ruby (ActiveRecord), JavaScript (node-postgres,
-# Sequelize, knex, Prisma, and why BigInt or text) and Java (JDBC).  Installs
-# the Debian packages that are missing and the npm packages of
-# js/package-lock.json and prisma/package-lock.json into their node_modules.
-# Prints `ok - ...` /
+# Sequelize, knex, Prisma, and why BigInt or text) and Java (JDBC); the
+# snippets of README.md are what they do.  Installs the Debian packages that
+# are missing and the npm packages of js/package-lock.json and
+# prisma/package-lock.json into their node_modules.  Prints `ok - ...` /
 # `not ok - ...` per check, `orm: <name> skipped: <reason>` for a client that
 # cannot be installed (not counted), and last `orm: N passed, M failed`;
 # exits 1 if any failed.
