@@ -47,7 +47,8 @@
 #
 # Also: the README's reference names every function of the install script
 # (the parts in sql/install/ that the Makefile concatenates) and has a
-# settings row for every snowid.* parameter of src/guc.c.
+# settings row for every snowid.* parameter of src/guc.c; and the README is
+# at most 46,080 bytes.
 
 use strict;
 use warnings;
@@ -61,6 +62,13 @@ use SnowidTest;
 
 my $readme = "$FindBin::RealBin/../../README.md";
 my @lines = split /\n/, slurp_file($readme);
+
+# The README stays readable in one sitting: at most 45 KB.  A section that
+# grows past it moves its details to a page it links (src/README.md,
+# test/bench/README.md, test/orm/README.md).
+my $readme_bytes = -s $readme;
+cmp_ok($readme_bytes, '<=', 46080,
+	"README.md is at most 45 KB, 46,080 bytes ($readme_bytes)");
 
 # The blocks: [first line number, text, where], in order.  A fence is ```
 # at the start of a line; ```sql opens a block that runs, on the demo
