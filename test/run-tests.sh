@@ -557,7 +557,7 @@ summary+=("ORMs: $o_ok passed, $o_bad failed${o_skip:+ (skipped: $o_skip)}")
 
 # A newcomer's path through the README (test/newcomer.sh): the quick start,
 # the install on Debian's PostgreSQL 15 as root, a table converted, a role
-# restricted.  Skipped, with the reason, where it cannot run (not root, no
+# restricted, a registry and a member set up with the README's blocks.  Skipped, with the reason, where it cannot run (not root, no
 # Debian postgresql-common).
 echo "=================== a newcomer's path through the README (Debian's PostgreSQL 15, as root)"
 bash "$SNOWID_SRC/test/newcomer.sh" >/tmp/snowid-newcomer.log 2>&1
