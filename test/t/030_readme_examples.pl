@@ -41,9 +41,20 @@
 #
 # where only the names of this machine replace the README's: the registry's
 # host registry.example.com and port 5432, the members' network 10.0.0.0/8,
-# listen_addresses '*' and the passfile's path.
+# listen_addresses '*' and the paths of the passfile and of the registry's
+# CA certificate.
 #
 # All blocks run in the README's order, wherever each runs.
+#
+# Then the same blocks with SSL, changed as the README's text says for a
+# registry with SSL (`hostssl` for `host` in the pg_hba.conf line, and the
+# `sslmode=...` it shows added to the member's string): a second registry
+# with ssl = on (a self-signed certificate made here with openssl, the
+# member's sslrootcert) runs the README's first registry block, and a
+# member holds a lease over SSL.  The README's line alone lets members in
+# over TCP, so a line that did not match SSL connections fails it (the test
+# shows that with the line turned into hostnossl).  Skipped, saying why,
+# without openssl or on a PostgreSQL built without SSL.
 #
 # Also: the README's reference names every function of the install script
 # (the parts in sql/install/ that the Makefile concatenates) and has a
@@ -152,19 +163,79 @@ $node->safe_psql('postgres', 'CREATE DATABASE examples');
 my ($registry, $member);
 
 # A configuration block of the README with this machine's names in place
-# of the README's (and nothing else changed).
+# of the README's (and nothing else changed), for a registry and (once it
+# exists) its member.
 sub here
 {
-	my ($text) = @_;
+	my ($text, $reg, $mem) = @_;
 	die "README.md lacks a configuration block the test needs" unless defined $text;
-	my $port = $registry->port;
+	my $port = $reg->port;
 	$text =~ s/registry\.example\.com/127.0.0.1/g;
 	$text =~ s/\b5432\b/$port/g;
 	$text =~ s{10\.0\.0\.0/8}{127.0.0.1/32}g;
 	$text =~ s/^(listen_addresses\s*=\s*)'\*'/$1'127.0.0.1'/m;
-	my $pf = $member ? $member->basedir . '/snowid.pgpass' : '/nonexistent';
+	my $pf = $mem ? $mem->basedir . '/snowid.pgpass' : '/nonexistent';
 	$text =~ s{/var/lib/postgresql/snowid\.pgpass}{$pf}g;
+	my $ca = $reg->basedir . '/registry-ca.crt';
+	$text =~ s{/var/lib/postgresql/registry-ca\.crt}{$ca}g;
 	return $text;
+}
+
+# A registry as the README sets one up, not started: its postgresql.conf
+# and pg_hba.conf blocks (the given hba text, the README's by default) and
+# any lines of the test's own in $extra (for SSL).
+sub readme_registry
+{
+	my ($name, $hba, $extra) = @_;
+	my $reg = PostgreSQL::Test::Cluster->new($name);
+	$reg->init;
+	$reg->append_conf('postgresql.conf', here($conf{'registry-conf'}, $reg) . ($extra // ''));
+	write_hba($reg, $hba // $conf{'registry-hba'});
+	return $reg;
+}
+
+# The registry's pg_hba.conf: the test's own way in is the socket; for TCP,
+# the README's line alone (with this machine's names).
+sub write_hba
+{
+	my ($reg, $hba) = @_;
+	open(my $fh, '>', $reg->data_dir . '/pg_hba.conf') or die $!;
+	print $fh "local all all trust\n", here($hba, $reg);
+	close $fh;
+	return;
+}
+
+# A member of $reg as the README sets one up (its postgresql.conf block,
+# with $conninfo_extra added to snowid.registry's string, and its
+# passfile), started, holding a lease (checked in a database of the test's
+# own, so that the README's blocks find the member as set up).
+sub readme_member
+{
+	my ($name, $reg, $conninfo_extra) = @_;
+	my $mem = PostgreSQL::Test::Cluster->new($name);
+	$mem->init;
+	my $conf = here($conf{'member-conf'}, $reg, $mem);
+	if (defined $conninfo_extra)
+	{
+		my $extra = here($conninfo_extra, $reg, $mem);
+		$conf =~ s/^(snowid\.registry\s*=\s*'[^']*)'/$1 $extra'/m
+		  or die "README.md's member block sets no snowid.registry";
+	}
+	$mem->append_conf('postgresql.conf', $conf);
+	my $passfile = $mem->basedir . '/snowid.pgpass';
+	open(my $pf, '>', $passfile) or die $!;
+	print $pf here($conf{'member-passfile'}, $reg, $mem);
+	close $pf;
+	chmod 0600, $passfile;
+	$mem->start;
+	$mem->safe_psql('postgres', 'CREATE DATABASE lease_wait');
+	$mem->safe_psql('lease_wait', 'CREATE EXTENSION snowid');
+	ok( $mem->poll_query_until('lease_wait',
+			"SELECT state = 'ok' FROM snowid_registry_status()"),
+		"the member $name holds a node lease from the registry the README set up"
+	) or diag($mem->safe_psql('lease_wait',
+		'SELECT * FROM snowid_registry_status()'));
+	return $mem;
 }
 
 my %server = (
@@ -172,13 +243,7 @@ my %server = (
 	registry => sub {
 		if (!$registry)
 		{
-			$registry = PostgreSQL::Test::Cluster->new('registry');
-			$registry->init;
-			$registry->append_conf('postgresql.conf', here($conf{'registry-conf'}));
-			# the test's own way in is the socket; for TCP, the README's line alone
-			open(my $hba, '>', $registry->data_dir . '/pg_hba.conf') or die $!;
-			print $hba "local all all trust\n", here($conf{'registry-hba'});
-			close $hba;
+			$registry = readme_registry('registry');
 			$registry->start;
 		}
 		return ($registry, 'postgres');
@@ -188,25 +253,7 @@ my %server = (
 		{
 			die "README.md: a member block comes before any registry block"
 			  unless $registry;
-			$member = PostgreSQL::Test::Cluster->new('member');
-			$member->init;
-			$member->append_conf('postgresql.conf', here($conf{'member-conf'}));
-			my $passfile = $member->basedir . '/snowid.pgpass';
-			open(my $pf, '>', $passfile) or die $!;
-			print $pf here($conf{'member-passfile'});
-			close $pf;
-			chmod 0600, $passfile;
-			$member->start;
-			# a lease before the first block (in a database of the test's
-			# own, so that the README's blocks find the member as set up)
-			$member->safe_psql('postgres',
-				'CREATE DATABASE lease_wait');
-			$member->safe_psql('lease_wait', 'CREATE EXTENSION snowid');
-			ok( $member->poll_query_until('lease_wait',
-					"SELECT state = 'ok' FROM snowid_registry_status()"),
-				'the member holds a node lease from the registry the README set up'
-			) or diag($member->safe_psql('lease_wait',
-				'SELECT * FROM snowid_registry_status()'));
+			$member = readme_member('member', $registry);
 		}
 		return ($member, 'postgres');
 	});
@@ -226,4 +273,82 @@ for my $block (@blocks)
 }
 
 $_->stop for grep { defined } $member, $registry, $node;
+
+# ---- the same with SSL, as the README's text says ----
+
+# The change the README's text asks for a registry with SSL: `hostssl` for
+# `host` in its line, and the `sslmode=...` it shows in the members' string.
+my ($ssl_text) = $readme_text =~ /^1\. \*\*On the registry server\*\*(.*?)^<!--/ms;
+$ssl_text //= '';
+$ssl_text =~ s/\s+/ /g;
+my ($ssl_kind) = $ssl_text =~ /`(host\w*)` for `host`/;
+my ($ssl_conninfo) = $ssl_text =~ /`(sslmode=[^`]+)`/;
+ok(defined $ssl_kind && defined $ssl_conninfo,
+	'README.md says what changes where the registry has SSL: `'
+	  . ($ssl_kind // '?') . '` for `host`, and `'
+	  . ($ssl_conninfo // 'sslmode=...') . '` in the members\' string');
+$ssl_kind //= 'hostssl';
+$ssl_conninfo //= 'sslmode=verify-full';
+(my $ssl_hba = $conf{'registry-hba'}) =~ s/^host(?=\s)/$ssl_kind/mg;
+
+SKIP:
+{
+	skip 'SSL: openssl is not installed', 7
+	  unless system('openssl version >/dev/null 2>&1') == 0;
+	skip 'SSL: this PostgreSQL is built without SSL support', 7
+	  unless check_pg_config('#define USE_OPENSSL 1');
+
+	my $reg = readme_registry('registry_ssl', $ssl_hba,
+		"ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n");
+	# A self-signed certificate for 127.0.0.1: the server's, and the CA
+	# certificate its members verify it with.
+	my $dir = $reg->data_dir;
+	run_log(
+		[
+			'openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes',
+			'-days', '2', '-subj', '/CN=127.0.0.1',
+			'-addext', 'subjectAltName=IP:127.0.0.1',
+			'-keyout', "$dir/server.key", '-out', "$dir/server.crt"
+		]) or die 'openssl could not make a certificate';
+	chmod 0600, "$dir/server.key";
+	run_log([ 'cp', "$dir/server.crt", $reg->basedir . '/registry-ca.crt' ])
+	  or die 'could not copy the certificate';
+	$reg->start;
+
+	my ($sql) = map { $_->[1] } grep { $_->[2] eq 'registry' && $_->[1] =~ /CREATE DATABASE ids/ } @blocks;
+	my ($ret, $out, $err) = $reg->psql('postgres', $sql // '',
+		extra_params => [ '-v', 'ON_ERROR_STOP=1' ]);
+	is($ret, 0, 'the README\'s registry block runs as pasted on a registry with ssl = on')
+	  or diag($err);
+
+	my $mem = readme_member('member_ssl', $reg, $ssl_conninfo);
+	is($mem->safe_psql('lease_wait', 'SELECT snowid_node(snowid_next()) = node_id FROM snowid_registry_status()'),
+		't', 'the SSL member issues under the node the registry leased it');
+	is($reg->safe_psql('postgres',
+			"SELECT count(*) > 0 AND bool_and(s.ssl) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.usename = 'member_db1'"),
+		't', 'the member\'s connections to the registry use SSL');
+
+	# The member's string, as the README says for SSL, from a client: over
+	# SSL, verified, it gets in; without SSL the README's hostssl line lets
+	# nobody in; and a line that does not match SSL connections (hostnossl)
+	# would have kept the member out.
+	my ($string) = here($conf{'member-conf'}, $reg, $mem) =~ /^snowid\.registry\s*=\s*'([^']*)'/m;
+	$string .= ' ' . here($ssl_conninfo, $reg, $mem);
+	($ret, $out, $err) = $reg->psql('ids', 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()',
+		connstr => $string, extra_params => ['-w']);
+	is("$ret $out", '0 t', "the member's string connects over SSL, verified ($string)")
+	  or diag($err);
+	(my $plain = $string) =~ s/\bsslmode=\S+/sslmode=disable/;
+	($ret, $out, $err) = $reg->psql('ids', 'SELECT 1', connstr => $plain, extra_params => ['-w']);
+	like($err, qr/no pg_hba\.conf entry/, "without SSL the README's $ssl_kind line lets the member's login nowhere");
+	(my $nossl = $conf{'registry-hba'}) =~ s/^host(?=\s)/hostnossl/mg;
+	write_hba($reg, $nossl);
+	$reg->reload;
+	($ret, $out, $err) = $reg->psql('ids', 'SELECT 1', connstr => $string, extra_params => ['-w']);
+	like($err, qr/no pg_hba\.conf entry/, 'a hostnossl line would have kept the SSL member out (the check above can fail)');
+	write_hba($reg, $ssl_hba);
+	$reg->reload;
+	$_->stop for $mem, $reg;
+}
+
 done_testing();
