@@ -160,9 +160,9 @@ AS $$
 DECLARE
 	v_next bigint;
 	v_wait interval;
-	v_max_wait interval := pg_catalog.current_setting('snowid.max_wait')::pg_catalog.interval;
 BEGIN
 	FOR i IN 1 .. 10 LOOP
+		-- (without the preload, this is the error that says so)
 		v_next := @extschema@.snowid_next();
 		IF p_top IS NULL OR v_next OPERATOR(pg_catalog.>) p_top THEN
 			EXIT;
@@ -170,7 +170,8 @@ BEGIN
 		v_wait := @extschema@.snowid_timestamp(p_top::pg_catalog.int8)
 			OPERATOR(pg_catalog.+) (SELECT l.tick FROM @extschema@.snowid_layout() l)
 			OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp();
-		EXIT WHEN v_wait OPERATOR(pg_catalog.>) v_max_wait;
+		EXIT WHEN v_wait OPERATOR(pg_catalog.>)
+			pg_catalog.current_setting('snowid.max_wait')::pg_catalog.interval;
 		PERFORM pg_catalog.pg_sleep(GREATEST(EXTRACT(epoch FROM v_wait), 0.001));
 	END LOOP;
 	RETURN v_next;

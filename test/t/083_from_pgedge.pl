@@ -21,7 +21,8 @@
 # - refused, changing nothing: a session whose snowflake.node is not
 #   snowid's node, and (on a second server) a snowid layout that is not
 #   pgEdge's (an epoch of 2022-06-01 would issue IDs above the old keys,
-#   but decode them to wrong times).
+#   but decode them to wrong times); keys further ahead of the clock than
+#   snowid.max_wait, until the clock has passed them.
 # The README's SQL block for it runs here too (marker pgedge), as written.
 
 use strict;
@@ -162,6 +163,29 @@ like($err, qr/sequence public\.legacy_ident_id_seq is kept\nDETAIL:  .*identity/
 	'keeping the sequence the identity left (it goes with the column), saying so');
 $out = $node->safe_psql('postgres', q{SELECT snowid_convert_column('parcels', 'id')});
 is($out, 'public.snowid_next()', 'the second table with DEFAULT snowflake.nextval() converts');
+
+# Keys further ahead of the clock than snowid.max_wait (1 s): refused until
+# the clock has passed them.  A sequence of its own, named in the default.
+$node->safe_psql(
+	'postgres', q{
+CREATE SEQUENCE ahead_seq INCREMENT BY 4096;
+CREATE TABLE ahead (id bigint PRIMARY KEY DEFAULT snowflake.nextval('ahead_seq'), n int);
+INSERT INTO ahead (n) SELECT g FROM generate_series(1, 3000) g;
+});
+($ret, $out, $err) = $node->psql('postgres', q{SELECT snowid_convert_column('ahead', 'id')},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+isnt($ret, 0, 'keys 3 s ahead of the clock are refused');
+like($err, qr/ERROR:  55000: .*do not exceed.*HINT:  Its keys run ahead of the clock: call it again after /s,
+	'with 55000, saying when to call again') or diag $err;
+ok( $node->poll_query_until(
+		'postgres', q{SELECT clock_timestamp() > to_timestamp(snowflake.get_epoch(max(id))) FROM ahead}),
+	'the clock passes them');
+($ret, $out, $err) = $node->psql('postgres', q{SELECT snowid_convert_column('ahead', 'id')});
+is($out, 'public.snowid_next()', 'then the default naming a sequence of its own converts') or diag $err;
+like($err, qr/sequence public\.ahead_seq is kept/, 'keeping that sequence, which the column does not own');
+is( $node->safe_psql(
+		'postgres', q{INSERT INTO ahead (n) VALUES (-1) RETURNING id > (SELECT max(id) FROM ahead WHERE n > 0)}),
+	't', 'and its new keys lie above the old');
 
 for my $t (qw(shipments parcels legacy legacy_ident))
 {
