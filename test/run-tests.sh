@@ -23,7 +23,10 @@
 # beside the repository (or $SNOWID_CITUS_TARBALL) into it, once (about half
 # a minute).  Where it cannot (no tarball, or a major Citus does not support:
 # 15, 19), those files are skipped and the reason is printed, also in the
-# summary.
+# summary.  The same for pgEdge's snowflake (test/t/083_from_pgedge.pl):
+# test/snowflake-build.sh builds it from
+# ../shared/vendor/pgedge-snowflake-2.6.0.tar.gz (or $SNOWID_SNOWFLAKE_TARBALL)
+# into the PostgreSQL under test (a second or two, every major), once.
 set -u
 SNOWID_USER_PG_CONFIG=${PG_CONFIG:-}
 . "$(dirname "$0")/lib.sh"
@@ -281,6 +284,32 @@ prepare_citus() {
 	echo "Citus tests skipped: $SNOWID_CITUS_SKIP"
 }
 
+# pgEdge snowflake for test/t/083_from_pgedge.pl, installed into the
+# PostgreSQL of PG_CONFIG; where it cannot be (no tarball),
+# SNOWID_SNOWFLAKE_SKIP holds the reason (083 reads it and skips) and
+# snowflake_note says it for the summary.  A failed build counts as a
+# failure.
+prepare_snowflake() {
+	local out rc
+	snowflake_note=
+	out=$(bash "$SNOWID_SRC/test/snowflake-build.sh" "$PG_CONFIG" 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/  /'
+	if [ $rc -eq 0 ]; then
+		unset SNOWID_SNOWFLAKE_SKIP
+		return
+	fi
+	if [ $rc -eq 3 ]; then
+		SNOWID_SNOWFLAKE_SKIP=$(echo "$out" | tail -n1 | sed 's/^snowflake-build: //; s/: the pgEdge snowflake test is skipped$//')
+	else
+		SNOWID_SNOWFLAKE_SKIP="the build of pgEdge snowflake failed (counted as a failure)"
+		major_failed=$((major_failed + 1))
+	fi
+	export SNOWID_SNOWFLAKE_SKIP
+	snowflake_note=" (pgEdge snowflake test skipped: $SNOWID_SNOWFLAKE_SKIP)"
+	echo "pgEdge snowflake test skipped: $SNOWID_SNOWFLAKE_SKIP"
+}
+
 # One benchmark of test/bench as a smoke run, in the current directory:
 #   bench_smoke LABEL SCRIPT PORT LOG CHECK
 # runs SCRIPT --smoke on PORT into LOG, then CHECK LOG, which returns 0
@@ -415,11 +444,12 @@ else
 	majors=${PG_VERSIONS:-15 17 18 19}
 fi
 
-# Building PostgreSQL 17, 18 and 19 from source (and Citus into each) is
-# most of a fresh machine's run: it goes on in the background from the
-# start, one major after the other, while the suites of the majors already
-# there run; pg_config_of waits for the major it needs.  A major that does
-# not build is built once more in the foreground, for its error and log.
+# Building PostgreSQL 17, 18 and 19 from source (and Citus and pgEdge
+# snowflake into each) is most of a fresh machine's run: it goes on in the
+# background from the start, one major after the other, while the suites of
+# the majors already there run; pg_config_of waits for the major it needs.
+# A major that does not build is built once more in the foreground, for its
+# error and log.
 prebuild_pid=
 prebuild_dir=$(mktemp -d "${TMPDIR:-/tmp}/snowid-prebuild.XXXXXX")
 prebuild() {
@@ -433,6 +463,8 @@ prebuild() {
 		if [ "$rc" -eq 0 ]; then
 			bash "$SNOWID_SRC/test/citus-build.sh" "$(echo "$out" | tail -n1)" \
 				>"$prebuild_dir/citus-$major.log" 2>&1
+			bash "$SNOWID_SRC/test/snowflake-build.sh" "$(echo "$out" | tail -n1)" \
+				>"$prebuild_dir/snowflake-$major.log" 2>&1
 		fi
 		echo "$rc" >"$prebuild_dir/$major.rc"
 	done
@@ -477,6 +509,8 @@ for major in $majors; do
 	fi
 	echo "== Citus"
 	prepare_citus
+	echo "== pgEdge snowflake"
+	prepare_snowflake
 	run_suite
 	if [ -f "$("$PG_CONFIG" --pkglibdir)/snowid.so" ]; then
 		if [ -z "${old_bindir:-}" ]; then
@@ -485,8 +519,8 @@ for major in $majors; do
 		fi
 		last_major=$major
 	fi
-	echo "PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note"
-	summary+=("PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note")
+	echo "PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note$snowflake_note"
+	summary+=("PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note$snowflake_note")
 	passed=$((passed + major_passed))
 	failed=$((failed + major_failed))
 done

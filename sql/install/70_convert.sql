@@ -1,7 +1,8 @@
 -- Moving an existing table to snowid (issue 24): the column of a serial,
 -- bigserial or identity column, or one without a default, takes its values
 -- from snowid_next() (a bigint column) or from a new ticket sequence that
--- starts above its values (ticket => name; integer or bigint).  Under an
+-- starts above its values (ticket => name; integer or bigint); so does one
+-- whose default is pgEdge snowflake's nextval() (from 1.9).  Under an
 -- ACCESS EXCLUSIVE lock taken before anything is read, so that inserts wait
 -- for the conversion and then take the new default, and no value is read
 -- before a row that could exceed it is written; one transaction, undone by
@@ -10,6 +11,178 @@
 -- of the owning role, a superuser), so EXECUTE stays with PUBLIC, as
 -- ALTER TABLE does.  The search_path is pinned and every name is quoted or
 -- a regclass, so nothing on the caller's path is called.
+-- From pgEdge's snowflake (issue 32): its 2.x keys are 41 bits of
+-- milliseconds since 2023-01-01 00:00:00+00, 10 bits of node and 12 of
+-- counter, which is snowid's layout with that epoch.  A column whose default
+-- is snowflake.nextval() (its own sequence snowflake.id_seq) or
+-- snowflake.nextval('seq'::regclass) (a sequence turned to snowflake by
+-- convert_sequence_to_snowflake()) converts like a serial, once snowid's
+-- layout and node are snowflake's.
+
+-- The sequence a column's default takes pgEdge snowflake keys from, or NULL
+-- if the default (p_def, as pg_get_expr writes it with the search_path
+-- pinned; p_def_oid its pg_attrdef row) is not exactly a call of the
+-- extension snowflake's nextval().  The call without an argument stores no
+-- argument: its sequence is the one the function's default argument names.
+CREATE FUNCTION snowid_convert_snowflake_seq(p_def_oid oid, p_def text)
+RETURNS regclass
+LANGUAGE plpgsql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_fn oid;
+	v_nsp name;
+	v_seq regclass;
+BEGIN
+	SELECT p.oid, n.nspname
+	  INTO v_fn, v_nsp
+	  FROM pg_catalog.pg_depend k
+	  JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) k.refobjid
+	  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+	 WHERE k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+	   AND k.objid OPERATOR(pg_catalog.=) p_def_oid
+	   AND k.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+	   AND p.proname OPERATOR(pg_catalog.=) 'nextval'
+	   AND EXISTS (
+		SELECT FROM pg_catalog.pg_depend e
+		  JOIN pg_catalog.pg_extension x ON x.oid OPERATOR(pg_catalog.=) e.refobjid
+		 WHERE e.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+		   AND e.objid OPERATOR(pg_catalog.=) p.oid
+		   AND e.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+		   AND e.deptype OPERATOR(pg_catalog.=) 'e'
+		   AND x.extname OPERATOR(pg_catalog.=) 'snowflake');
+	IF NOT FOUND THEN
+		RETURN NULL;
+	END IF;
+	IF p_def OPERATOR(pg_catalog.=) pg_catalog.format('%I.nextval()', v_nsp) THEN
+		SELECT s.oid::pg_catalog.regclass
+		  INTO v_seq
+		  FROM pg_catalog.pg_depend k
+		  JOIN pg_catalog.pg_class s ON s.oid OPERATOR(pg_catalog.=) k.refobjid
+		 WHERE k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+		   AND k.objid OPERATOR(pg_catalog.=) v_fn
+		   AND k.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+		   AND s.relkind OPERATOR(pg_catalog.=) 'S';
+		RETURN v_seq;
+	END IF;
+	FOR v_seq IN
+		SELECT s.oid::pg_catalog.regclass
+		  FROM pg_catalog.pg_depend k
+		  JOIN pg_catalog.pg_class s ON s.oid OPERATOR(pg_catalog.=) k.refobjid
+		 WHERE k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+		   AND k.objid OPERATOR(pg_catalog.=) p_def_oid
+		   AND k.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+		   AND s.relkind OPERATOR(pg_catalog.=) 'S'
+	LOOP
+		IF p_def OPERATOR(pg_catalog.=) pg_catalog.format('%I.nextval(%L::regclass)', v_nsp, v_seq) THEN
+			RETURN v_seq;
+		END IF;
+	END LOOP;
+	RETURN NULL;
+END
+$$;
+
+COMMENT ON FUNCTION snowid_convert_snowflake_seq(oid, text) IS
+'conversion, internal: the sequence a column default that is exactly pgEdge snowflake''s nextval() takes its keys from (for nextval() without an argument, the sequence its default argument names); NULL for any other default';
+
+-- Refuses (55000) to move keys of pgEdge snowflake to snowid_next() unless
+-- snowid would read them as snowflake does and go on as the same node: the
+-- extension is 2.x, snowid's layout is its layout, and snowflake.node (where
+-- set) is snowid's node.
+CREATE FUNCTION snowid_convert_snowflake_check(tab regclass, col name)
+RETURNS void
+LANGUAGE plpgsql
+STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_version text;
+	v_layout record;
+	v_node text;
+	v_node_id integer;		-- snowflake.node, NULL where not a number
+BEGIN
+	SELECT x.extversion INTO v_version
+	  FROM pg_catalog.pg_extension x
+	 WHERE x.extname OPERATOR(pg_catalog.=) 'snowflake';
+	IF v_version IS NULL OR NOT v_version OPERATOR(pg_catalog.~) '^2\.' THEN
+		RAISE EXCEPTION 'pgEdge snowflake % is not a version whose keys snowid can read', coalesce(v_version, '(none)')
+			USING ERRCODE = 'feature_not_supported',
+				  DETAIL = 'snowid knows the layout of snowflake 2.x: 41 bits of milliseconds since 2023-01-01 00:00:00+00, 10 bits of node and 12 bits of counter.',
+				  HINT = 'Update the extension snowflake to a 2.x version first (ALTER EXTENSION snowflake UPDATE).';
+	END IF;
+
+	SELECT * INTO v_layout FROM @extschema@.snowid_layout();
+	IF v_layout.epoch OPERATOR(pg_catalog.<>) '2023-01-01 00:00:00+00'::pg_catalog.timestamptz
+	   OR v_layout.tick OPERATOR(pg_catalog.<>) '1 ms'::pg_catalog.interval
+	   OR v_layout.node_bits OPERATOR(pg_catalog.<>) 10
+	   OR v_layout.sequence_bits OPERATOR(pg_catalog.<>) 12
+	   OR v_layout.id_bits OPERATOR(pg_catalog.<>) 63 THEN
+		RAISE EXCEPTION 'snowid''s layout is not the layout of the pgEdge snowflake keys in column "%" of table %', col, tab
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = pg_catalog.format('snowflake.nextval() makes 41 bits of milliseconds since 2023-01-01 00:00:00+00, 10 bits of node and 12 bits of counter; snowid here has epoch %s+00, a tick of %s ms, node_bits %s, sequence_bits %s and id_bits %s, so its functions would misread the old keys.',
+											 pg_catalog.to_char(v_layout.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),
+											 (EXTRACT(epoch FROM v_layout.tick) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8,
+											 v_layout.node_bits, v_layout.sequence_bits, v_layout.id_bits),
+				  HINT = 'Set snowid.epoch = ''2023-01-01 00:00:00+00'', and snowid.tick, snowid.node_bits, snowid.sequence_bits and snowid.id_bits to their defaults (1ms, 10, 12, 63), in postgresql.conf, and restart the server.';
+	END IF;
+
+	-- snowflake.node may differ per session (any superuser may SET it);
+	-- what this session says is what its keys were made as.
+	v_node := pg_catalog.current_setting('snowflake.node', true);
+	IF v_node OPERATOR(pg_catalog.~) '^[0-9]{1,9}$' THEN
+		v_node_id := v_node::pg_catalog.int4;
+	END IF;
+	IF v_node_id OPERATOR(pg_catalog.<>) 0
+	   AND v_layout.node_id OPERATOR(pg_catalog.>=) 0
+	   AND v_node_id OPERATOR(pg_catalog.<>) v_layout.node_id THEN
+		RAISE EXCEPTION 'snowflake.node is %, but snowid''s node is %', v_node, v_layout.node_id
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = pg_catalog.format('This session makes pgEdge snowflake keys as node %s, but snowid makes this server''s keys as node %s: they could equal keys made by the server whose snowflake.node is %s.',
+											 v_node, v_layout.node_id, v_layout.node_id),
+				  HINT = pg_catalog.format('Set snowid.node_id = %s in postgresql.conf and restart the server, or leave snowflake.node at this server''s value in this session.', v_node);
+	END IF;
+END
+$$;
+
+COMMENT ON FUNCTION snowid_convert_snowflake_check(regclass, name) IS
+'conversion, internal: refuses (55000) to move a column of pgEdge snowflake keys to snowid_next() unless the extension snowflake is 2.x, snowid''s layout is its layout (epoch 2023-01-01 00:00:00+00, 1 ms, 10 node bits, 12 sequence bits, 63 bits) and snowflake.node, where set, is snowid''s node';
+
+-- The next ID of this server, taken once the clock lies past p_top's tick
+-- if p_top is a key of this layout no later than snowid.max_wait ahead of
+-- the clock (keys of pgEdge snowflake may run ahead: it borrows the next
+-- millisecond when its counter runs over, and INCREMENT moves its counter
+-- by more than one); the caller checks that it lies above p_top.
+CREATE FUNCTION snowid_convert_next_above(p_top numeric)
+RETURNS bigint
+LANGUAGE plpgsql
+VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_next bigint;
+	v_wait interval;
+BEGIN
+	FOR i IN 1 .. 10 LOOP
+		-- (without the preload, this is the error that says so)
+		v_next := @extschema@.snowid_next();
+		IF p_top IS NULL OR v_next OPERATOR(pg_catalog.>) p_top THEN
+			EXIT;
+		END IF;
+		v_wait := @extschema@.snowid_timestamp(p_top::pg_catalog.int8)
+			OPERATOR(pg_catalog.+) (SELECT l.tick FROM @extschema@.snowid_layout() l)
+			OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp();
+		EXIT WHEN v_wait OPERATOR(pg_catalog.>)
+			pg_catalog.current_setting('snowid.max_wait')::pg_catalog.interval;
+		PERFORM pg_catalog.pg_sleep(GREATEST(EXTRACT(epoch FROM v_wait), 0.001));
+	END LOOP;
+	RETURN v_next;
+END
+$$;
+
+COMMENT ON FUNCTION snowid_convert_next_above(numeric) IS
+'conversion, internal: snowid_next(), taken after the clock has passed the tick of the given value where that is at most snowid.max_wait ahead (keys of pgEdge snowflake may run ahead of the clock)';
+
 CREATE FUNCTION snowid_convert_column(tab regclass,
 									  col name,
 									  drop_sequence boolean DEFAULT true,
@@ -35,6 +208,7 @@ DECLARE
 	v_seq regclass;			-- the sequence the column takes its values from
 	v_owned boolean := false;	-- v_seq is the column's identity or is owned by it
 	v_seq_name text;
+	v_seq_ext text;			-- the extension v_seq belongs to, quoted
 	v_want text;			-- the default the column gets
 	v_parts text[];
 	v_ticket_name text;		-- the ticket sequence, schema-qualified and quoted
@@ -255,14 +429,23 @@ BEGIN
 		   AND k.objid OPERATOR(pg_catalog.=) v_def_oid
 		   AND k.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
 		   AND s.relkind OPERATOR(pg_catalog.=) 'S';
-		IF NOT FOUND
-		   OR v_def OPERATOR(pg_catalog.<>) pg_catalog.format('nextval(%L::regclass)', v_seq) THEN
-			RAISE EXCEPTION 'column "%" of table % has a default that is not a sequence''s nextval()', col, tab
-				USING ERRCODE = 'object_not_in_prerequisite_state',
-					  DETAIL = pg_catalog.format('Its default is %s.', v_def),
-					  HINT = 'Only a column of type serial, bigserial or identity, or one without a default, can be converted.';
+		IF FOUND
+		   AND v_def OPERATOR(pg_catalog.=) pg_catalog.format('nextval(%L::regclass)', v_seq) THEN
+			v_kind := 'sequence';
+		ELSE
+			-- or pgEdge snowflake's nextval() of a sequence
+			v_seq := @extschema@.snowid_convert_snowflake_seq(v_def_oid, v_def);
+			IF v_seq IS NULL THEN
+				RAISE EXCEPTION 'column "%" of table % has a default that is not a sequence''s nextval()', col, tab
+					USING ERRCODE = 'object_not_in_prerequisite_state',
+						  DETAIL = pg_catalog.format('Its default is %s.', v_def),
+						  HINT = 'Only a column of type serial, bigserial or identity, one whose default is pgEdge snowflake''s snowflake.nextval(), or one without a default, can be converted.';
+			END IF;
+			v_kind := 'snowflake';
+			IF ticket IS NULL THEN
+				PERFORM @extschema@.snowid_convert_snowflake_check(tab, col);
+			END IF;
 		END IF;
-		v_kind := 'sequence';
 		v_owned := EXISTS (
 			SELECT FROM pg_catalog.pg_depend k
 			 WHERE k.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
@@ -302,12 +485,15 @@ BEGIN
 
 	IF ticket IS NULL THEN
 		-- IDs of this server only go up: every one after this lies above it.
-		v_next := @extschema@.snowid_next();
+		v_next := @extschema@.snowid_convert_next_above(v_top);
 		IF v_top OPERATOR(pg_catalog.>=) v_next THEN
 			RAISE EXCEPTION 'column "%" of table % holds values that this server''s IDs do not exceed', col, tab
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = pg_catalog.format('Its largest value (or its sequence''s last value) is %s; the next ID of this server is %s.', v_top, v_next),
-					  HINT = 'Give it a ticket sequence that starts above its values (ticket => ''name'') instead.';
+					  HINT = CASE WHEN v_kind OPERATOR(pg_catalog.=) 'snowflake'
+						 THEN pg_catalog.format('Its keys run ahead of the clock: call it again after %s, or raise snowid.max_wait.',
+												@extschema@.snowid_timestamp(v_top::pg_catalog.int8))
+						 ELSE 'Give it a ticket sequence that starts above its values (ticket => ''name'') instead.' END;
 		END IF;
 	ELSE
 		IF v_ticket IS NOT NULL THEN
@@ -380,14 +566,34 @@ BEGIN
 	END IF;
 	EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tab, col, v_want);
 	IF v_kind OPERATOR(pg_catalog.<>) 'identity' AND v_seq IS NOT NULL THEN
+		-- pgEdge snowflake's own sequence goes with its extension.
+		SELECT pg_catalog.quote_ident(x.extname) INTO v_seq_ext
+		  FROM pg_catalog.pg_depend e
+		  JOIN pg_catalog.pg_extension x ON x.oid OPERATOR(pg_catalog.=) e.refobjid
+		 WHERE e.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+		   AND e.objid OPERATOR(pg_catalog.=) v_seq::pg_catalog.oid
+		   AND e.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+		   AND e.deptype OPERATOR(pg_catalog.=) 'e';
 		IF drop_sequence AND v_owned THEN
 			EXECUTE pg_catalog.format('DROP SEQUENCE %s', v_seq);
 		ELSE
 			RAISE NOTICE 'sequence % is kept', v_seq
-				USING DETAIL = CASE WHEN NOT v_owned
+				USING DETAIL = CASE WHEN v_seq_ext IS NOT NULL
+						THEN pg_catalog.format('The column no longer takes its values from it; it belongs to extension %s, and other columns may still take their keys from it, so drop_sequence does not drop it.', v_seq_ext)
+					WHEN EXISTS (
+						SELECT FROM pg_catalog.pg_depend e
+						 WHERE e.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+						   AND e.objid OPERATOR(pg_catalog.=) v_seq::pg_catalog.oid
+						   AND e.refobjid OPERATOR(pg_catalog.=) tab::pg_catalog.oid
+						   AND e.refobjsubid OPERATOR(pg_catalog.=) v_att.attnum
+						   AND e.deptype OPERATOR(pg_catalog.=) 'i')
+						THEN 'The column no longer takes its values from it; it is the sequence of an identity the column had (pgEdge''s convert_sequence_to_snowflake() leaves it so), which goes only with the column or the table.'
+					WHEN NOT v_owned
 						THEN 'The column no longer takes its values from it; it belongs to no column of this table, so drop_sequence does not drop it. A session that called nextval() on it before still reads that old value from currval() and lastval().'
 						ELSE 'The column no longer takes its values from it; it stays owned by the column and goes with the table. A session that called nextval() on it before still reads that old value from currval() and lastval().' END,
-					  HINT = 'Read new keys with INSERT ... RETURNING, and drop the sequence (DROP SEQUENCE) once nothing reads it.';
+					  HINT = CASE WHEN v_seq_ext IS NOT NULL
+						THEN pg_catalog.format('Read new keys with INSERT ... RETURNING; DROP EXTENSION %s drops it once no column''s default calls it.', v_seq_ext)
+						ELSE 'Read new keys with INSERT ... RETURNING, and drop the sequence (DROP SEQUENCE) once nothing reads it.' END;
 		END IF;
 	END IF;
 
@@ -401,4 +607,4 @@ END
 $$;
 
 COMMENT ON FUNCTION snowid_convert_column(regclass, name, boolean, text, integer, integer, bigint, integer) IS
-'moves a serial, bigserial or identity column (or one without a default) with a unique index to DEFAULT snowid_next() (bigint), or to a new ticket sequence above its values (ticket => name), under an ACCESS EXCLUSIVE lock; drop_sequence (true unless given) drops a serial''s sequence; with shards > 1, start is required, the same on every server and above the values of all; a column already converted is left as it is';
+'moves a serial, bigserial or identity column (or one without a default, or one whose default is pgEdge snowflake''s nextval() once snowid''s layout and node are snowflake''s) with a unique index to DEFAULT snowid_next() (bigint), or to a new ticket sequence above its values (ticket => name), under an ACCESS EXCLUSIVE lock; drop_sequence (true unless given) drops a serial''s sequence; with shards > 1, start is required, the same on every server and above the values of all; a column already converted is left as it is';

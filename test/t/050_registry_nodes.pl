@@ -40,43 +40,17 @@ my $tmp = PostgreSQL::Test::Utils::tempdir;
 
 # ---- the registry: an ordinary server with the extension, no preload ----
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql('postgres', 'CREATE EXTENSION snowid');
-my $reg_conninfo =
-  'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
+my ($registry, $reg_conninfo) = registry();
 
 # A member named $name (also its cluster_name, and the application_name of
 # its worker's connection to the registry) with node ID $node_id (undef:
-# unset) and extra postgresql.conf lines, started, with the extension and a
-# table for the IDs it issues.
-sub member
-{
-	my ($name, $node_id, $extra) = @_;
-	my $node = snowid_node($name, $node_id,
-		"snowid.registry = '$reg_conninfo application_name=$name'\n"
-		  . ($extra // ''));
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	$node->safe_psql('postgres', take_setup_sql());
-	return $node;
-}
-
-# Wait until the member's registry state is $state; returns the seconds it
-# took (or undef, after a failed test, if it never came).
-sub wait_state
-{
-	my ($node, $state, $what) = @_;
-	my $t0 = time;
-	my $ok = $node->poll_query_until('postgres',
-		'SELECT state FROM snowid_registry_status()', $state);
-	my $took = time - $t0;
-	ok($ok, "$what: state '$state'")
-	  or diag 'status: '
-	  . $node->safe_psql('postgres', 'SELECT * FROM snowid_registry_status()');
-	return $ok ? $took : undef;
-}
+# unset), started, with the extension and a table for the IDs it issues
+# (take_setup_sql); extra postgresql.conf lines: member(..., @member,
+# extra => '...').
+my @member = (
+	registry => $reg_conninfo,
+	application_name => 1,
+	sql => take_setup_sql());
 
 # Stop or restart $node cleanly ($method) and check that it released its
 # node at the registry on the way.
@@ -91,36 +65,11 @@ sub clean
 	return;
 }
 
-sub status_of
-{
-	my ($node, $columns) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT $columns FROM snowid_registry_status()");
-}
-
 sub system_identifier
 {
 	my ($node) = @_;
 	return $node->safe_psql('postgres',
 		'SELECT system_identifier FROM pg_control_system()');
-}
-
-# The error text of one snowid_next() call, with its SQLSTATE.
-sub next_error
-{
-	my ($node) = @_;
-	my ($ret, $out, $err) =
-	  $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowid_next()");
-	return $ret == 0 ? "(no error: $out)" : $err;
-}
-
-# The IDs in a member's table, in issue order.
-sub ids_of
-{
-	my ($node, $where) = @_;
-	return split /\n/,
-	  $node->safe_psql('postgres',
-		'SELECT id FROM ids' . ($where ? " WHERE $where" : '') . ' ORDER BY seq');
 }
 
 # ==== 1. two members with the same node ID under pgbench ====
@@ -130,9 +79,9 @@ my $per_txn = 20;
 
 # A may run up to 10 s ahead of its clock (used in 2.); B waits up to 10 s
 # for its clock instead of failing.
-my $a = member('member_a', $node_id, "snowid.max_lead = '10s'\n");
+my $a = member('member_a', $node_id, @member, extra => "snowid.max_lead = '10s'\n");
 wait_state($a, 'ok', 'A, first with node 1');
-my $b = member('member_b', $node_id, "snowid.max_wait = '10s'\n");
+my $b = member('member_b', $node_id, @member, extra => "snowid.max_wait = '10s'\n");
 wait_state($b, 'conflict', 'B, second with node 1');
 
 my $a_port = $a->port;
@@ -243,7 +192,7 @@ cmp_ok($b_conflicts, '>=', $b_conflicts_1, "B's conflicts stay counted ($b_confl
 
 # ==== 3. another layout ====
 
-my $c = member('member_c', 3, "snowid.sequence_bits = 11\n");
+my $c = member('member_c', 3, @member, extra => "snowid.sequence_bits = 11\n");
 wait_state($c, 'conflict', 'C, with sequence_bits 11');
 like(status_of($c, 'detail'),
 	qr/^the registry's layout is .*sequence_bits 12.*; this server's is .*sequence_bits 11/,
@@ -264,9 +213,9 @@ cmp_ok($c_conflicts, '>=', 1, "C counted its conflicts ($c_conflicts)");
 # ==== 4. assigned node IDs ====
 
 # Held now: node 1 (B).  The lowest free nodes are 0, then 2.
-my $e = member('member_e', undef);
+my $e = member('member_e', undef, @member);
 wait_state($e, 'ok', 'E, without snowid.node_id');
-my $d = member('member_d', undef);
+my $d = member('member_d', undef, @member);
 wait_state($d, 'ok', 'D, without snowid.node_id');
 my $e_node = status_of($e, 'node_id');
 my $d_node = status_of($d, 'node_id');

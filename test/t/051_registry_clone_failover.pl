@@ -47,18 +47,20 @@ use Time::HiRes qw(time usleep);
 
 # ---- the registry ----
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres', 'CREATE EXTENSION snowid');
-my $regconn = 'host=' . $reg->host . ' port=' . $reg->port . ' dbname=postgres';
+my ($reg, $regconn) = registry();
 
-# A member preloading snowid with node $node_id and the registry named.
-sub member
-{
-	my ($name, $node_id, %init) = @_;
-	return snowid_node($name, $node_id, "snowid.registry = '$regconn'\n", %init);
-}
+# A member (P, Q) preloading snowid with its node and the registry named,
+# allowing streaming (base backups, standbys), started, with the tables of
+# the test: its IDs (src: which server, which phase), the IDs a clone
+# issued, and the flag that stops the generators.
+my @member = (
+	registry => $regconn,
+	init => { allows_streaming => 1 },
+	sql => q{
+CREATE TABLE ids(src text NOT NULL, id bigint NOT NULL);
+CREATE TABLE clone_ids(id bigint NOT NULL);
+CREATE TABLE load_stop(gen int);
+});
 
 # The registry's row of a node, as a hash (state, holder, start_id,
 # system_identifier, port, last_id).
@@ -73,22 +75,6 @@ sub reg_row
 	return \%row;
 }
 
-sub reg_state
-{
-	my ($node) = @_;
-	return $node->safe_psql('postgres', 'SELECT state FROM snowid_registry_status()');
-}
-
-sub wait_state
-{
-	my ($node, $state) = @_;
-	$node->poll_query_until('postgres',
-		"SELECT state = '$state' FROM snowid_registry_status()")
-	  or die $node->name . " never reached registry state '$state' (it is '"
-	  . reg_state($node) . "')";
-	return;
-}
-
 # Wait until the member's state is one of @states (default: any answer,
 # i.e. not 'connecting'), and return it: the caller asserts on it.
 sub settled_state
@@ -100,7 +86,7 @@ sub settled_state
 	$node->poll_query_until('postgres',
 		"SELECT $cond FROM snowid_registry_status()")
 	  or die $node->name . " never reached $cond";
-	return reg_state($node);
+	return status_of($node, 'state');
 }
 
 sub stat_of
@@ -197,12 +183,6 @@ sub wait_rows
 	return;
 }
 
-sub ids_of
-{
-	my ($node, $where) = @_;
-	return split /\n/, $node->safe_psql('postgres', "SELECT id FROM ids WHERE $where ORDER BY id");
-}
-
 # On a member that must issue nothing: try snowid_next() for $secs seconds
 # (10 IDs a try, into clone_ids); returns (tries, refused with 55000).
 sub try_generating
@@ -238,16 +218,8 @@ my %figures;    # for the closing notes
 # 1. A pg_basebackup clone started as a primary
 # ======================================================================
 
-my $P = member('P', 5, allows_streaming => 1);
-$P->start;
-$P->safe_psql(
-	'postgres', q{
-CREATE EXTENSION snowid;
-CREATE TABLE ids(src text NOT NULL, id bigint NOT NULL);
-CREATE TABLE clone_ids(id bigint NOT NULL);
-CREATE TABLE load_stop(gen int);
-});
-wait_state($P, 'ok');
+my $P = member('P', 5, @member);
+wait_state($P, 'ok', die => 1);
 my $P_sysid = sysid($P);
 my $P_start = reg_row(5)->{start_id};
 ok($P_start =~ /^[0-9a-f]+$/, 'P holds node 5 at the registry');
@@ -287,7 +259,7 @@ is($refused, $tries, "every one of the clone's $tries tries in 4 s was refused w
 my $p_in_overlap = stat_of($P,
 	"count(*) FROM ids WHERE src = 'P' AND snowid_timestamp(id) BETWEEN '$overlap_from' AND '$overlap_to'");
 cmp_ok($p_in_overlap, '>', 0, "P generated meanwhile ($p_in_overlap IDs)");
-is(reg_state($P), 'ok', "P's state is still 'ok'");
+is(status_of($P, 'state'), 'ok', "P's state is still 'ok'");
 
 is(stop_load($load), '', 'none of P\'s generators saw an error');
 my @clone_ids = split /\n/, $clone->safe_psql('postgres', 'SELECT id FROM clone_ids');
@@ -339,12 +311,12 @@ like($log2, qr/snowid cleared the node lease this data directory was copied with
 unlike($log2, qr/under the lease it held before the restart/, 'and never issues under it');
 
 wait_rows($P, 'P outage', 500);
-is(reg_state($P), 'unreachable', "P, meanwhile, is 'unreachable'");
+is(status_of($P, 'state'), 'unreachable', "P, meanwhile, is 'unreachable'");
 ($ret, $out) = $P->psql('postgres', 'SELECT snowid_next()');
 is($ret, 0, 'and keeps generating under its lease');
 
 $reg->start;
-wait_state($P, 'ok');
+wait_state($P, 'ok', die => 1);
 pass("P is back to 'ok' with the registry");
 is(settled_state($clone2, 'ok', 'conflict'), 'conflict',
 	"the second clone is now refused: 'conflict'");
@@ -381,7 +353,7 @@ note defined $secs
   : 'crash restart: snowid_next() never succeeded';
 cmp_ok($secs // 999, '<', 60, 'within a few seconds (bound: 60 s)');
 
-my $old_max = max_of(ids_of($P, "src <> 'P after crash'"), $last_before);
+my $old_max = max_of(ids_of($P, "src <> 'P after crash'", order => 'id'), $last_before);
 my @new = ($first,
 	split /\n/,
 	$P->safe_psql('postgres',
@@ -408,7 +380,7 @@ for my $i (1 .. 5)
 	$P->restart;
 	my $after = () = slurp_file($P->logfile) =~ /snowid released node 5 at the registry/g;
 	$releases++ if $after == $before + 1;
-	wait_state($P, 'ok');
+	wait_state($P, 'ok', die => 1);
 }
 is($releases, 5, 'each of 5 clean restarts released node 5 at the registry');
 is(reg_row(5)->{state}, 'held', 'and the restarted P holds it again');
@@ -419,17 +391,8 @@ is(reg_row(5)->{state}, 'held', 'and the restarted P holds it again');
 
 # max_lead 3s (S and T inherit it): room for S to borrow well ahead of its
 # clock before it hands the node to T.
-my $Q = member('Q', 7, allows_streaming => 1);
-$Q->append_conf('postgresql.conf', "snowid.max_lead = '3s'\n");
-$Q->start;
-$Q->safe_psql(
-	'postgres', q{
-CREATE EXTENSION snowid;
-CREATE TABLE ids(src text NOT NULL, id bigint NOT NULL);
-CREATE TABLE clone_ids(id bigint NOT NULL);
-CREATE TABLE load_stop(gen int);
-});
-wait_state($Q, 'ok');
+my $Q = member('Q', 7, @member, extra => "snowid.max_lead = '3s'\n");
+wait_state($Q, 'ok', die => 1);
 my $Q_sysid = sysid($Q);
 my $Q_start = reg_row(7)->{start_id};
 $Q->backup('qb');
@@ -443,7 +406,7 @@ wait_rows($Q, 'Q', 1000);
 is(stop_load($load), '', 'Q generated without error');
 my $Q_last = stat_of($Q, 'last_id FROM snowid_stats()');
 $Q->wait_for_catchup($S, 'replay', $Q->lsn('insert'));
-my @Q_ids = ids_of($Q, "src = 'Q'");
+my @Q_ids = ids_of($Q, "src = 'Q'", order => 'id');
 $Q->stop('immediate');
 
 $S->promote;
@@ -489,11 +452,11 @@ like($err,
 # silence a takeover needs.
 $T->poll_query_until('postgres', 'SELECT conflicts >= 8 FROM snowid_registry_stats()')
   or die 'T was not refused 8 times';
-is(reg_state($T), 'conflict', 'T is still refused after 8 claims');
+is(status_of($T, 'state'), 'conflict', 'T is still refused after 8 claims');
 ($tries, $refused) = try_generating($T, 2);
 is($refused, $tries, "all of T's $tries tries were refused");
 is(stat_of($T, 'ids_issued FROM snowid_stats()'), '0', 'T issued nothing');
-is(reg_state($S), 'ok', "S is unaffected: 'ok'");
+is(status_of($S, 'state'), 'ok', "S is unaffected: 'ok'");
 is(stop_load($load), '', 'and its generators saw no error');
 is(stat_of($S, 'conflicts FROM snowid_registry_stats()'), $S_conflicts,
 	'S had no conflict since T was promoted');
@@ -504,7 +467,7 @@ $figures{T_conflicts} = stat_of($T, 'conflicts FROM snowid_registry_stats()');
 # keeps T above S's last IDs: T takes over well within those 2.5 s.
 $S->safe_psql('postgres', join('', map { "SELECT snowid_next_batch(1000000) LIMIT 1;\n" } 1 .. 10));
 my ($S_last, $S_lead) = split /\|/, stat_of($S, 'last_id, lead_ms FROM snowid_stats()');
-my $S_max = max_of(ids_of($S, "src LIKE 'S%'"), $S_last);
+my $S_max = max_of(ids_of($S, "src LIKE 'S%'", order => 'id'), $S_last);
 note "S before it stops: last_id $S_last, $S_lead ms ahead of its clock";
 cmp_ok($S_lead, '>', 1500, 'S borrowed more than 1.5 s ahead of its clock');
 # A clean stop releases node 7.  (The fast shutdown of a promoted standby

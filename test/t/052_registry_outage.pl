@@ -44,27 +44,11 @@ use Time::HiRes qw(time usleep);
 
 # ---- helpers (local to this file) ----
 
-# The registry's connection string for members.
-sub registry_conninfo
-{
-	my ($reg, $dbname) = @_;
-	return sprintf('host=%s port=%d dbname=%s', $reg->host, $reg->port,
-		$dbname // 'postgres');
-}
-
-# A started member with node $node_id naming $conninfo as its registry,
-# with the extension and a table for its IDs.
-sub start_member
-{
-	my ($name, $node_id, $conninfo, $extra) = @_;
-	my $node = snowid_node($name, $node_id,
-		"cluster_name = '$name'\nsnowid.registry = '$conninfo'\n" . ($extra // ''));
-	$node->start;
-	$node->safe_psql('postgres',
-		'CREATE EXTENSION snowid; CREATE TABLE ids(seq bigserial, phase text, id bigint NOT NULL UNIQUE);'
-	);
-	return $node;
-}
+# A started member (member(..., @member, registry => $conninfo)), its
+# cluster_name its name, with the extension and a table for its IDs.
+my @member = (
+	cluster_name => 1,
+	sql => 'CREATE TABLE ids(seq bigserial, phase text, id bigint NOT NULL UNIQUE);');
 
 # Insert $n IDs from $node; returns them in issue order.
 sub insert_ids
@@ -74,19 +58,6 @@ sub insert_ids
 	  $node->safe_psql('postgres',
 		"INSERT INTO ids(phase, id) SELECT '$phase', snowid_next() FROM generate_series(1, $n) RETURNING id"
 	  );
-}
-
-sub registry_state
-{
-	my ($node) = @_;
-	return $node->safe_psql('postgres', 'SELECT state FROM snowid_registry_status()');
-}
-
-sub wait_state
-{
-	my ($node, $state) = @_;
-	return $node->poll_query_until('postgres',
-		"SELECT state = '$state' FROM snowid_registry_status()");
 }
 
 # Wait until the node's log after $offset matches $re; true if it did.
@@ -101,16 +72,6 @@ sub wait_log
 		usleep(100_000);
 	}
 	return 0;
-}
-
-# snowid_next() as psql sees it: (exit code, ID, stderr), verbose errors
-# (so that the SQLSTATE shows).
-sub try_next
-{
-	my ($node) = @_;
-	my ($ret, $out, $err) =
-	  $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowid_next()");
-	return ($ret, $out, $err);
 }
 
 # No process of $node died of a signal, an assertion or a PANIC since
@@ -128,17 +89,13 @@ sub no_crash
 
 # ---- the registry ----
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres', 'CREATE EXTENSION snowid');
-my $conninfo = registry_conninfo($reg);
+my ($reg, $conninfo) = registry();
 my $reg_port = $reg->port;
 
 # ==== 1. the registry stopped: members keep going, across a restart ====
 
-my $m1 = start_member('member_a', 1, $conninfo);
-my $m2 = start_member('member_b', 2, $conninfo);
+my $m1 = member('member_a', 1, @member, registry => $conninfo);
+my $m2 = member('member_b', 2, @member, registry => $conninfo);
 ok(wait_state($m1, 'ok'), 'member 1 holds its node');
 ok(wait_state($m2, 'ok'), 'member 2 holds its node');
 
@@ -167,7 +124,7 @@ is(scalar(@a_outage), 20000, 'member 1 issued 20000 IDs during the outage');
 is(scalar(@b_outage), 20000, 'member 2 issued 20000 IDs during the outage');
 push @{ $ids{a} }, @a_outage;
 push @{ $ids{b} }, @b_outage;
-is(registry_state($m1), 'unreachable', 'member 1 is still unreachable after issuing');
+is(status_of($m1, 'state'), 'unreachable', 'member 1 is still unreachable after issuing');
 
 # A restart of member 1 during the outage: it issues under its persisted lease.
 ok(-e $m1->data_dir . '/snowid.lease', 'member 1 persisted its lease');
@@ -238,7 +195,7 @@ $m2->stop;
 
 # ==== 2. the lease runs out during a long outage ====
 
-my $e = start_member('member_e', 3, $conninfo, "snowid.lease = 25\n");
+my $e = member('member_e', 3, @member, registry => $conninfo, extra => "snowid.lease = 25\n");
 ok(wait_state($e, 'ok'), 'member 3 (lease 25 s) holds its node');
 is( $e->safe_psql('postgres',
 		q{SELECT lease_until - now() BETWEEN interval '1 s' AND interval '25 s' FROM snowid_registry_status()}
@@ -294,7 +251,7 @@ sub set_registry
 
 my $dead_port = PostgreSQL::Test::Cluster::get_free_port();
 my $dead = sprintf('host=%s port=%d dbname=postgres', $reg->host, $dead_port);
-my $c = start_member('member_c', 4, $dead);
+my $c = member('member_c', 4, @member, registry => $dead);
 my $c_log = 0;
 my @c_ids;
 ok(!-e $c->data_dir . '/snowid.lease', 'member 4 has no lease file');

@@ -45,34 +45,6 @@ sub conninfo_of
 	return sprintf('host=%s port=%d dbname=%s', $host, $port, $dbname // 'postgres');
 }
 
-sub status_of
-{
-	my ($node, $col, $user) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres',
-		"SELECT coalesce(${col}::text, '<null>') FROM snowid_registry_status()",
-		defined $user ? (extra_params => [ '-U', $user ]) : ());
-	die "snowid_registry_status() failed: $err" if $ret != 0;
-	return $out;
-}
-
-sub wait_state
-{
-	my ($node, $state) = @_;
-	return $node->poll_query_until('postgres',
-		"SELECT state = '$state' FROM snowid_registry_status()");
-}
-
-# snowid_next() as psql sees it (verbose: the SQLSTATE shows):
-# (exit code, ID, stderr).
-sub try_next
-{
-	my ($node, $user) = @_;
-	my ($ret, $out, $err) =
-	  $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowid_next()",
-		defined $user ? (extra_params => [ '-U', $user ]) : ());
-	return ($ret, $out, $err);
-}
-
 # Wait until $cond->() is true, up to $secs seconds; true if it was.
 sub wait_for
 {
@@ -98,7 +70,8 @@ sub lease_file
 	return (node => $1, auto => $2, start_id => $3, deadline => $4, port => $5, host => $6);
 }
 
-sub ids_of
+# $n new IDs of $node, stored in its table ids.
+sub insert_ids
 {
 	my ($node, $n) = @_;
 	return split /\n/,
@@ -108,15 +81,11 @@ sub ids_of
 
 # ---- the registry ----
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my ($reg, $r1) = registry();
 # a second registry: another database of the same server
 $reg->safe_psql('postgres', 'CREATE DATABASE reg2');
 $reg->safe_psql('reg2', 'CREATE EXTENSION snowid');
-my $r1 = conninfo_of($reg->host, $reg->port);
-my $r2 = conninfo_of($reg->host, $reg->port, 'reg2');
+my $r2 = registry_conninfo($reg, 'reg2');
 
 # ==== 1. a registry in the member itself ====
 
@@ -131,9 +100,9 @@ $self->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $self->poll_query_until('postgres',
 	"SELECT state = 'ok' OR coalesce(detail, '') LIKE '%database of this server itself%' FROM snowid_registry_status()"
 ) or die 'member_self: neither ok nor refused';
-is(status_of($self, 'state'), 'unreachable',
+is(status_of($self, 'state', null => '<null>'), 'unreachable',
 	'a registry in the member itself: state unreachable');
-like(status_of($self, 'detail'),
+like(status_of($self, 'detail', null => '<null>'),
 	qr/^the registry is a database of this server itself/,
 	'the detail says the registry is a database of this server itself');
 my ($ret, $out, $err) = try_next($self);
@@ -159,7 +128,7 @@ like($err, qr/ERROR:  55000: snowid has no node lease from the registry/,
 	'no lease: superuser gets 55000');
 like($err, qr/DETAIL:  .*port=$dead_port/,
 	'the superuser\'s error detail names the registry\'s port');
-my ($lret, $lout, $lerr) = try_next($self, 'lowly');
+my ($lret, $lout, $lerr) = try_next($self, user => 'lowly');
 isnt($lret, 0, 'snowid_next() fails for lowly');
 like($lerr, qr/ERROR:  55000: snowid has no node lease from the registry/,
 	'lowly gets 55000 too');
@@ -168,20 +137,17 @@ unlike($lerr, qr/port=|\Q$dead_port\E/,
 	'lowly\'s error does not name the registry\'s port');
 my $host_re = quotemeta($reg->host);
 unlike($lerr, qr/$host_re/, 'nor its host');
-is(status_of($self, 'registry', 'lowly'), '<null>',
+is(status_of($self, 'registry', null => '<null>', user => 'lowly'), '<null>',
 	'snowid_registry_status().registry is NULL for lowly');
-is(status_of($self, 'detail', 'lowly'), '<null>',
+is(status_of($self, 'detail', null => '<null>', user => 'lowly'), '<null>',
 	'so is the detail (libpq\'s words name the address)');
-like(status_of($self, 'registry'), qr/port=$dead_port/,
+like(status_of($self, 'registry', null => '<null>'), qr/port=$dead_port/,
 	'a superuser sees the registry');
 $self->stop;
 
 # ==== 3. a reload while a claim waits on the registry ====
 
-my $b = snowid_node('member_b', 2,
-	"cluster_name = 'member_b'\nsnowid.registry = '$r1'\n");
-$b->start;
-$b->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $b = member('member_b', 2, registry => $r1, cluster_name => 1);
 ok(wait_state($b, 'ok'), 'member_b holds node 2 from R1');
 
 my $b_log = -s $b->logfile;
@@ -246,21 +212,19 @@ $b->stop;
 
 # ==== 5. an assigned node across a crash restart ====
 
-my $c = snowid_node('member_c', undef,
-	"cluster_name = 'member_c'\nsnowid.registry = '$r1'\n");
-$c->start;
-$c->safe_psql('postgres', 'CREATE EXTENSION snowid; CREATE TABLE ids(id bigint PRIMARY KEY)');
+my $c = member('member_c', undef, registry => $r1, cluster_name => 1,
+	sql => 'CREATE TABLE ids(id bigint PRIMARY KEY)');
 ok(wait_state($c, 'ok'), 'member_c is granted a node');
-my $n = status_of($c, 'node_id');
+my $n = status_of($c, 'node_id', null => '<null>');
 like($n, qr/^\d+$/, "member_c got node $n");
-my @old = ids_of($c, 1000);
+my @old = insert_ids($c, 1000);
 $c->stop('immediate');
 $c->start;
 ok(wait_state($c, 'ok'), 'member_c, restarted after a crash, is ok again');
-is(status_of($c, 'node_id'), $n, 'with the same node');
+is(status_of($c, 'node_id', null => '<null>'), $n, 'with the same node');
 is($c->safe_psql('postgres', 'SELECT node_id FROM snowid_layout()'), $n,
 	'snowid_layout() says so too');
-my @new = ids_of($c, 1000);
+my @new = insert_ids($c, 1000);
 cmp_ok(min_of(@new), '>', max_of(@old), 'its new IDs are above the old ones');
 note sprintf('member_c: node %s, %d IDs before the crash, %d after', $n,
 	scalar @old, scalar @new);
@@ -268,10 +232,8 @@ $c->stop;
 
 # ==== 6. a refusal naming another holder clears the local lease ====
 
-my $d = snowid_node('member_d', 9,
-	"cluster_name = 'member_d'\nsnowid.registry = '$r1'\nsnowid.max_wait = '100ms'\n");
-$d->start;
-$d->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $d = member('member_d', 9, registry => $r1, cluster_name => 1,
+	extra => "snowid.max_wait = '100ms'\n");
 ok(wait_state($d, 'ok'), 'member_d holds node 9');
 ($ret) = $d->psql('postgres', 'SELECT snowid_next()');
 is($ret, 0, 'member_d issues');

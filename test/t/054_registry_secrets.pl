@@ -46,31 +46,15 @@ my @secrets = (values %password, $wrong_a);
 
 # ---- the registry: each member's role logs in with a password ----
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql('postgres', 'CREATE EXTENSION snowid');
-for my $role (sort keys %password)
-{
-	$registry->safe_psql('postgres',
-		"CREATE ROLE $role LOGIN PASSWORD '$password{$role}';"
-		  . ' GRANT EXECUTE ON FUNCTION snowid_registry_claim, snowid_registry_release,'
-		  . " snowid_pool_grant, snowid_pool_report, snowid_pool_return TO $role;");
-}
-$registry->safe_psql('postgres', "SELECT snowid_pool_create('p1')");
 # From 1.8 the registry names other members only to its superusers and
 # pg_monitor: B's login is in pg_monitor there, so that B's own superusers
 # and pg_monitor members can read who holds its node (2. below).
-$registry->safe_psql('postgres', 'GRANT pg_monitor TO member_b');
-{
-	my $hba = $registry->data_dir . '/pg_hba.conf';
-	my $old = slurp_file($hba);
-	open my $fh, '>', $hba or die "could not write $hba: $!";
-	print $fh "local all $_ scram-sha-256\n" for sort keys %password;
-	print $fh $old;
-	close $fh;
-}
-$registry->reload;
+my $registry = registry(
+	logins => [ sort keys %password ],
+	password => \%password,
+	monitor => ['member_b'],
+	hba => join('', map { "local all $_ scram-sha-256\n" } sort keys %password),
+	sql => "SELECT snowid_pool_create('p1');");
 my $sock = $registry->host;
 my $port = $registry->port;
 
@@ -103,21 +87,12 @@ sub conf_quote
 	return "'$text'";
 }
 
-sub member
-{
-	my ($name, $node_id) = @_;
-	my $node = snowid_node($name, $node_id,
-		'snowid.registry = ' . conf_quote($conninfo{$name}) . "\n");
-	$node->start;
-	$node->safe_psql(
-		'postgres', q{
-CREATE EXTENSION snowid;
+# The roles on each member that read its settings and status.
+my $member_roles = q{
 CREATE ROLE mon LOGIN; GRANT pg_monitor TO mon;
 CREATE ROLE rset LOGIN; GRANT pg_read_all_settings TO rset;
 CREATE ROLE plain LOGIN;
-});
-	return $node;
-}
+};
 
 # stdout and stderr of $sql run on $node as $role (undef: the superuser).
 sub as_role
@@ -185,12 +160,12 @@ sub check_settings
 # B holds node 1 first, long enough to create a ticket sequence fed by
 # pool p1 (USAGE for every role), and gives it back at a clean stop; A
 # takes node 1; B, started again, is refused.
-my $b = member('member_b', 1);
+my $b = member('member_b', 1, registry => $conninfo{member_b}, sql => $member_roles);
 ok(wait_registry_state($b, 'ok'), 'B holds node 1 (its password was accepted)');
 $b->safe_psql('postgres',
 	"SELECT snowid_ticket_create('pt', pool => 'p1'); GRANT USAGE ON SEQUENCE pt TO PUBLIC");
 $b->stop;
-my $a = member('member_a', 1);
+my $a = member('member_a', 1, registry => $conninfo{member_a}, sql => $member_roles);
 ok(wait_registry_state($a, 'ok'), 'A holds node 1 (its password was accepted)');
 $b->start;
 ok(wait_registry_state($b, 'conflict'), 'B, second with node 1, is refused');
@@ -245,8 +220,7 @@ like(slurp_file($b->logfile),
 
 # libpq's error for a URI it cannot parse quotes the URI whole: such a
 # string stops the start, with a message that quotes none of it.
-my $c = snowid_node('member_c', undef,
-	'snowid.registry = ' . conf_quote($bad_uri) . "\n");
+my $c = member('member_c', undef, registry => $bad_uri, start => 0);
 ok(!$c->start(fail_ok => 1), 'C does not start with a URI libpq cannot parse');
 like(slurp_file($c->logfile),
 	qr/FATAL:  invalid connection string for parameter "snowid.registry"/,
@@ -255,13 +229,7 @@ no_secret(slurp_file($c->logfile), 'C\'s server log, refused at start');
 $c->append_conf('postgresql.conf',
 	'snowid.registry = ' . conf_quote($conninfo{member_c}) . "\n");
 $c->start;
-$c->safe_psql(
-	'postgres', q{
-CREATE EXTENSION snowid;
-CREATE ROLE mon LOGIN; GRANT pg_monitor TO mon;
-CREATE ROLE rset LOGIN; GRANT pg_read_all_settings TO rset;
-CREATE ROLE plain LOGIN;
-});
+$c->safe_psql('postgres', "CREATE EXTENSION snowid;\n$member_roles");
 ok( $c->poll_query_until('postgres',
 		"SELECT detail IS NOT NULL FROM snowid_registry_status()"),
 	'C has a reason why the registry cannot be reached');

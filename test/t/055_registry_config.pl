@@ -51,24 +51,10 @@ my $tmp = PostgreSQL::Test::Utils::tempdir;
 
 # ---- helpers (local to this file) ----
 
-sub status_of
-{
-	my ($node, $col) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT coalesce(${col}::text, '<null>') FROM snowid_registry_status()");
-}
-
 sub stat_of
 {
 	my ($node, $col) = @_;
 	return $node->safe_psql('postgres', "SELECT $col FROM snowid_registry_stats()");
-}
-
-# snowid_next() as psql sees it: (exit code, ID, stderr).
-sub try_next
-{
-	my ($node) = @_;
-	return $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowid_next()");
 }
 
 # Wait until $cond->() is true, up to the TAP timeout; true if it was.
@@ -121,28 +107,19 @@ sub log_since
 
 # ---- the registry: members log in as snowid_m with a password, over TCP ----
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->append_conf('postgresql.conf', "listen_addresses = '127.0.0.1'\n");
-{
-	my $hba = $reg->data_dir . '/pg_hba.conf';
-	my $rest = slurp_file($hba);
-	open my $fh, '>', $hba or die "could not write $hba: $!";
-	print $fh "local all snowid_m scram-sha-256\n"
+my $reg = registry(
+	conf => "listen_addresses = '127.0.0.1'\n",
+	hba => "local all snowid_m scram-sha-256\n"
 	  . "host all snowid_m 127.0.0.1/32 scram-sha-256\n"
-	  . "host all snowid_m ::1/128 scram-sha-256\n"
-	  . $rest;
-	close $fh or die "could not close $hba: $!";
-}
-$reg->start;
-my $rport = $reg->port;
-$reg->safe_psql('postgres', q{
-CREATE EXTENSION snowid;
-CREATE ROLE snowid_m LOGIN PASSWORD 'pw-one';
-GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO snowid_m;
+	  . "host all snowid_m ::1/128 scram-sha-256\n",
+	logins => ['snowid_m'],
+	password => { snowid_m => 'pw-one' },
+	grant => 'all',
+	sql => q{
 CREATE DATABASE reg2;
 CREATE DATABASE noext;
 });
+my $rport = $reg->port;
 # another registry: the extension, but snowid_m may not call it yet
 $reg->safe_psql('reg2', 'CREATE EXTENSION snowid');
 my $reg_sysid = $reg->safe_psql('postgres',
@@ -172,23 +149,21 @@ sub reconnected
 	my $all_ok = 1;
 	my $found = wait_for(
 		sub {
-			$all_ok = 0 if status_of($node, 'state') ne 'ok';
+			$all_ok = 0 if status_of($node, 'state', null => '<null>') ne 'ok';
 			return $reg->safe_psql('postgres',
 				"SELECT count(*) FROM pg_stat_activity WHERE application_name = '$app'")
 			  == 1;
 		});
-	$all_ok = 0 if status_of($node, 'state') ne 'ok';
+	$all_ok = 0 if status_of($node, 'state', null => '<null>') ne 'ok';
 	return ($found, $all_ok);
 }
 
 # ==== 1. edits that reach the same registry keep the lease ====
 
-my $a = snowid_node('member_a', 5,
-	"cluster_name = 'member_a'\nsnowid.max_wait = '100ms'\nsnowid.registry = '"
-	  . conninfo(host => '127.0.0.1', extra => ['password=pw-one', 'application_name=e0'])
-	  . "'\n");
-$a->start;
-$a->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $a = member('member_a', 5,
+	registry => conninfo(host => '127.0.0.1', extra => ['password=pw-one', 'application_name=e0']),
+	cluster_name => 1,
+	extra => "snowid.max_wait = '100ms'\n");
 ok(wait_registry_state($a, 'ok'), 'member_a holds node 5');
 my $claims = stat_of($a, 'claims');
 is($claims, '1', 'granted once');
@@ -228,7 +203,7 @@ for my $edit (@edits)
 is(stat_of($a, 'conflicts'), '0', 'no conflict on the way');
 unlike(log_since($a, $a_log), qr/now names another registry/,
 	'no edit was taken for another registry');
-like(status_of($a, 'registry'), qr/host=localhost/, 'the status shows the new host');
+like(status_of($a, 'registry', null => '<null>'), qr/host=localhost/, 'the status shows the new host');
 my %lease = lease_file($a);
 is($lease{registry}, $reg_sysid,
 	'the lease file names the registry\'s system identifier');
@@ -245,7 +220,7 @@ set_registry($a,
 		extra => [ "passfile=$passfile", 'connect_timeout=2', 'application_name=e4' ]));
 ok( wait_for(
 		sub {
-			status_of($a, 'registry') =~ /host=127\.0\.0\.1/
+			status_of($a, 'registry', null => '<null>') =~ /host=127\.0\.0\.1/
 			  && stat_of($a, 'failures') > $failures + 1;
 		}),
 	'outage: the worker tried the edited string');
@@ -253,7 +228,7 @@ my ($ret, $out, $err) = try_next($a);
 is($ret, 0, 'outage: after the edit member_a still issues on its lease')
   or diag $err;
 unlike($err, qr/ran out/, 'and nothing says its lease ran out');
-isnt(status_of($a, 'lease_until'), '<null>', 'its lease end is still shown');
+isnt(status_of($a, 'lease_until', null => '<null>'), '<null>', 'its lease end is still shown');
 
 $a->stop;
 %lease = lease_file($a);
@@ -282,7 +257,7 @@ unlike(log_since($a, $a_log), qr/malformed lease file/, 'the old format is not t
 
 $reg->start;
 ok(wait_registry_state($a, 'ok'), 'registry back: member_a ok');
-is(status_of($a, 'node_id'), '5', 'with node 5');
+is(status_of($a, 'node_id', null => '<null>'), '5', 'with node 5');
 ($ret, $out, $err) = try_next($a);
 is($ret, 0, 'and issues again') or diag $err;
 unlike(log_since($a, $a_log), qr/now names another registry/,
@@ -320,7 +295,7 @@ ok( wait_for(
 	'a reload refuses the malformed string');
 $ret = $a->safe_psql('postgres', 'SHOW snowid.registry');
 is($ret, $good, 'the old string is kept');
-is(status_of($a, 'state'), 'ok', 'state still ok');
+is(status_of($a, 'state', null => '<null>'), 'ok', 'state still ok');
 is(stat_of($a, 'claims'), $claims, 'the lease is kept');
 ($ret) = $a->psql('postgres', 'SELECT snowid_next()');
 is($ret, 0, 'member_a issues');
@@ -334,13 +309,12 @@ $a->safe_psql('postgres', 'SELECT pg_reload_conf()');
 
 # ==== 5. a registry added by reload to a server issuing under snowid.node_id ====
 
-my $b = snowid_node('member_b', 7,
-	"cluster_name = 'member_b'\nsnowid.max_wait = '100ms'\n");
-$b->start;
-$b->safe_psql('postgres', 'CREATE EXTENSION snowid');
+# member_b and member_c: no registry to start with (one is added by reload).
+my @unregistered = (cluster_name => 1, extra => "snowid.max_wait = '100ms'\n");
+my $b = member('member_b', 7, @unregistered);
 ($ret) = $b->psql('postgres', 'SELECT snowid_next()');
 is($ret, 0, 'member_b issues under node 7 without a registry');
-is(status_of($b, 'state'), 'off', 'state off');
+is(status_of($b, 'state', null => '<null>'), 'off', 'state off');
 
 for my $case (
 	[ 'a wrong password', 'postgres', 'password=wrong-pw', qr/password authentication failed/ ],
@@ -352,14 +326,14 @@ for my $case (
 	set_registry($b, conninfo(host => '127.0.0.1', dbname => $db, extra => [$auth]));
 	ok( wait_for(
 			sub {
-				status_of($b, 'state') eq 'unreachable'
-				  && status_of($b, 'detail') =~ $detail
-				  && status_of($b, 'registry') =~ /dbname=$db/;
+				status_of($b, 'state', null => '<null>') eq 'unreachable'
+				  && status_of($b, 'detail', null => '<null>') =~ $detail
+				  && status_of($b, 'registry', null => '<null>') =~ /dbname=$db/;
 			}),
 		"$what: state unreachable, the detail says why");
-	like(status_of($b, 'detail'), qr/^unchecked: this server issues IDs as node 7/,
+	like(status_of($b, 'detail', null => '<null>'), qr/^unchecked: this server issues IDs as node 7/,
 		"$what: and that member_b issues unchecked");
-	unlike(status_of($b, 'detail'), qr/wrong-pw/, "$what: no password in the status");
+	unlike(status_of($b, 'detail', null => '<null>'), qr/wrong-pw/, "$what: no password in the status");
 	($ret, $out, $err) = try_next($b);
 	is($ret, 0, "$what: member_b goes on issuing") or diag $err;
 	ok( wait_for(
@@ -385,10 +359,7 @@ is( $reg->safe_psql('postgres',
 	'member_b',
 	'the registry holds node 7 for member_b');
 
-my $c = snowid_node('member_c', 7,
-	"cluster_name = 'member_c'\nsnowid.max_wait = '100ms'\n");
-$c->start;
-$c->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $c = member('member_c', 7, @unregistered);
 ($ret) = $c->psql('postgres', 'SELECT snowid_next()');
 is($ret, 0, 'member_c issues under node 7 without a registry');
 set_registry($c, conninfo(host => '127.0.0.1', extra => ["passfile=$passfile"]));
@@ -410,11 +381,11 @@ ok(wait_for(sub { log_since($a, $a_log) =~ /WARNING:  snowid\.registry now names
 	'another registry: warned of');
 ok( wait_for(
 		sub {
-			status_of($a, 'state') eq 'unreachable'
-			  && status_of($a, 'detail') =~ /permission denied/;
+			status_of($a, 'state', null => '<null>') eq 'unreachable'
+			  && status_of($a, 'detail', null => '<null>') =~ /permission denied/;
 		}),
 	'the new registry refuses the member\'s calls: unreachable');
-is(status_of($a, 'lease_until'), '<null>', 'the lease is dropped');
+is(status_of($a, 'lease_until', null => '<null>'), '<null>', 'the lease is dropped');
 ($ret, $out, $err) = try_next($a);
 isnt($ret, 0, 'member_a issues nothing');
 like($err, qr/ERROR:  55000: snowid has no node lease from the registry/,
@@ -435,8 +406,8 @@ $a->stop;
 
 # ==== 3, at start: a connection string libpq cannot parse stops the start ====
 
-my $d = snowid_node('member_d', 8,
-	"snowid.registry = 'host=127.0.0.1 password=hunter2 fish2'\n");
+my $d = member('member_d', 8,
+	registry => 'host=127.0.0.1 password=hunter2 fish2', start => 0);
 ok(!$d->start(fail_ok => 1), 'a start with a malformed snowid.registry fails');
 like(slurp_file($d->logfile),
 	qr/FATAL:  invalid connection string for parameter "snowid\.registry"/,

@@ -37,51 +37,27 @@ use lib $FindBin::RealBin;
 use SnowidTest;
 use Time::HiRes qw(time sleep);
 
-my $claim_sig =
-  'snowid_registry_claim(integer, boolean, integer, text, text, text, integer, '
-  . 'numeric, text, text, text, boolean, bigint, bigint, bigint, bigint)';
+my $claim_sig = registry_signature('claim');
 # what a member holding its lease calls on a registry of 1.8 on
-my $reassert_sig =
-  'snowid_registry_reassert(integer, boolean, integer, text, text, text, integer, '
-  . 'numeric, text, text, text, boolean, bigint, bigint, bigint, bigint, timestamptz)';
+my $reassert_sig = registry_signature('reassert');
 
 # ---- the registry ----
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql(
-	'postgres', qq{
-CREATE ROLE regowner LOGIN;
-CREATE DATABASE reg OWNER regowner;
-CREATE ROLE snowid_members;
-CREATE ROLE m_a LOGIN IN ROLE snowid_members;
-CREATE ROLE m_b LOGIN IN ROLE snowid_members;
-});
-$registry->safe_psql(
-	'reg', qq{
-CREATE EXTENSION snowid;
-GRANT EXECUTE ON FUNCTION $claim_sig,
-	snowid_registry_release(integer, text, text, bigint),
-	snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]),
-	snowid_pool_report(integer, numeric, text, text, text[], bigint[], bigint[]),
-	snowid_pool_return(text, integer, numeric, text, text, bigint, bigint)
-	TO snowid_members;
-SELECT snowid_pool_create('orders', 'integer');
-});
-my $reg = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=reg';
+# The group snowid_members holds the grants of the members' functions.
+my ($registry, $reg) = registry(
+	dbname => 'reg',
+	owner => 'regowner',
+	group => 'snowid_members',
+	logins => [qw(m_a m_b)],
+	sql => "SELECT snowid_pool_create('orders', 'integer');");
 
-sub member
-{
-	my ($name, $node_id, $user) = @_;
-	my $node = snowid_node($name, $node_id,
-		"snowid.registry = '$reg user=$user application_name=$name'\n"
-		  . "snowid.lease = '60s'\n");
-	$node->start;
-	$node->safe_psql('postgres',
-		'CREATE EXTENSION snowid; CREATE TABLE ids(id bigint NOT NULL)');
-	return $node;
-}
+# A member logs in as its role (member(..., @member, user => ROLE)), with a
+# table of the IDs it issues.
+my @member = (
+	registry => $reg,
+	application_name => 1,
+	lease => '60s',
+	sql => 'CREATE TABLE ids(id bigint NOT NULL)');
 
 sub state_of
 {
@@ -121,8 +97,8 @@ sub no_shared_ids
 	return;
 }
 
-my $a = member('A', 1, 'm_a');
-my $b = member('B', 2, 'm_b');
+my $a = member('A', 1, @member, user => 'm_a');
+my $b = member('B', 2, @member, user => 'm_b');
 ok(wait_registry_state($a, 'ok'), 'A holds its node');
 ok(wait_registry_state($b, 'ok'), 'B holds its node');
 is(take($a, 100), 0, 'A issues');
@@ -295,7 +271,7 @@ no_shared_ids('after the planted function', $a, $b);
 
 # ==== 6. a tampered answer: a node outside the layout ====
 
-my $c = member('C', 3, 'm_b');
+my $c = member('C', 3, @member, user => 'm_b');
 ok(wait_registry_state($c, 'ok'), 'C holds its node');
 $registry->safe_psql(
 	'reg', qq{

@@ -41,65 +41,26 @@ my $setup = take_setup_sql();
 
 # ---- the host: issues under node 0, holds the registry database ----
 
-my $host = snowid_node('host', 0, "cluster_name = 'host'\n" . $layout);
-$host->start;
-$host->safe_psql('postgres', 'CREATE EXTENSION snowid');
-$host->safe_psql('postgres', $setup);
 # A short max_lease, so that the host's row of an old node runs out within
 # the test (members' leases: 30 s, at least max_lead plus the margin).
-$host->safe_psql('postgres',
-	q{INSERT INTO snowid_registry_settings (only_row, max_lease) VALUES (true, '30 s')});
-my $reg_conninfo =
-  'host=' . $host->host . ' port=' . $host->port . ' dbname=postgres';
+my ($host, $reg_conninfo) = registry(
+	name => 'host',
+	node_id => 0,
+	conf => "cluster_name = 'host'\n" . $layout,
+	sql => $setup
+	  . q{INSERT INTO snowid_registry_settings (only_row, max_lease) VALUES (true, '30 s');});
 
 # The host issues before any member claims.
 $host->safe_psql('postgres', 'SELECT take(100)');
 
-# A member with node $node_id (undef: automatic), started, with the tables.
-sub member
-{
-	my ($name, $node_id) = @_;
-	my $node = snowid_node($name, $node_id,
-		"cluster_name = '$name'\n"
-		  . "snowid.registry = '$reg_conninfo application_name=$name'\n"
-		  . $layout);
-	$node->start;
-	$node->safe_psql('postgres', "CREATE EXTENSION snowid;\n$setup");
-	return $node;
-}
-
-sub status_of
-{
-	my ($node, $columns) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT $columns FROM snowid_registry_status()");
-}
-
-sub wait_state
-{
-	my ($node, $state, $what) = @_;
-	my $ok = wait_registry_state($node, $state);
-	ok($ok, "$what: state '$state'")
-	  or diag 'status: '
-	  . $node->safe_psql('postgres', 'SELECT * FROM snowid_registry_status()');
-	return $ok;
-}
-
-# The error text of one snowid_next() call, with its SQLSTATE.
-sub next_error
-{
-	my ($node) = @_;
-	my ($ret, $out, $err) =
-	  $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowid_next()");
-	return $ret == 0 ? "(no error: $out)" : $err;
-}
-
-sub ids_of
-{
-	my ($node) = @_;
-	return split /\n/,
-	  $node->safe_psql('postgres', 'SELECT id FROM ids ORDER BY seq');
-}
+# A member with node $node_id (undef: automatic), started, with the tables:
+# member($name, $node_id, @member).
+my @member = (
+	registry => $reg_conninfo,
+	cluster_name => 1,
+	application_name => 1,
+	extra => $layout,
+	sql => $setup);
 
 # Every ID of the servers given, and how many came out more than once.
 sub duplicates
@@ -120,8 +81,8 @@ sub duplicates
 
 # ==== 1. two automatic members, concurrent inserts everywhere ====
 
-my $a = member('member_a', undef);
-my $b = member('member_b', undef);
+my $a = member('member_a', undef, @member);
+my $b = member('member_b', undef, @member);
 wait_state($a, 'ok', 'A (automatic)');
 wait_state($b, 'ok', 'B (automatic)');
 my $a_node = status_of($a, 'node_id');
@@ -153,7 +114,7 @@ is($dups, 0, "concurrent inserts on the host and both members: $all IDs, no dupl
 
 # ==== 2. a member naming the host's node ====
 
-my $c = member('member_c', 0);
+my $c = member('member_c', 0, @member);
 wait_state($c, 'conflict', 'C (node 0 named)');
 like(status_of($c, 'detail'),
 	qr/the registry's own server issues IDs as node 0/,
@@ -164,7 +125,7 @@ is($c->safe_psql('postgres', 'SELECT count(*) FROM ids'), '0', 'C issued nothing
 
 # ==== 3. a member added later ====
 
-my $d = member('member_d', undef);
+my $d = member('member_d', undef, @member);
 wait_state($d, 'ok', 'D (automatic, added later)');
 my $d_node = status_of($d, 'node_id');
 ok( $d_node ne '0' && $d_node ne $a_node && $d_node ne $b_node,

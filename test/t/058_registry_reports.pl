@@ -32,43 +32,25 @@ use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
 
-my $claim_sig =
-  'snowid_registry_claim(integer, boolean, integer, text, text, text, integer, '
-  . 'numeric, text, text, text, boolean, bigint, bigint, bigint, bigint)';
-
 # ---- the registry ----
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql(
-	'postgres', qq{
-CREATE DATABASE reg;
-CREATE ROLE snowid_members;
-CREATE ROLE m_v LOGIN IN ROLE snowid_members;
-CREATE ROLE m_a LOGIN IN ROLE snowid_members;
-CREATE ROLE m_c LOGIN IN ROLE snowid_members;
-CREATE ROLE m_d LOGIN IN ROLE snowid_members;
-CREATE ROLE m_mon LOGIN IN ROLE snowid_members, pg_monitor;
-});
-$registry->safe_psql(
-	'reg', qq{
-CREATE EXTENSION snowid;
-GRANT EXECUTE ON FUNCTION $claim_sig,
-	snowid_registry_release(integer, text, text, bigint),
-	snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])
-	TO snowid_members;
-SELECT snowid_pool_create('orders', 'integer');
-});
-my $reg = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=reg';
+# The group snowid_members holds the grants of claim, release and
+# pool_grant; m_mon is in pg_monitor too.
+my ($registry, $reg) = registry(
+	dbname => 'reg',
+	group => 'snowid_members',
+	logins => [qw(m_v m_a m_c m_d m_mon)],
+	monitor => ['m_mon'],
+	grant => [qw(claim release pool_grant)],
+	sql => "SELECT snowid_pool_create('orders', 'integer');");
 
-my $v = snowid_node('V', 1,
-	"snowid.registry = '$reg user=m_v application_name=V'\n"
-	  . "snowid.lease = '60s'\n");
-$v->start;
-$v->safe_psql('postgres',
-	'CREATE EXTENSION snowid; CREATE TABLE ids(id bigint NOT NULL)');
-ok(wait_registry_state($v, 'ok'), 'V holds node 1');
+my $v = member('V', 1,
+	registry => $reg,
+	user => 'm_v',
+	application_name => 1,
+	lease => '60s',
+	sql => 'CREATE TABLE ids(id bigint NOT NULL)',
+	wait => 'V holds node 1');
 
 sub take
 {

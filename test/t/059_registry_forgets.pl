@@ -30,38 +30,24 @@ use SnowidTest;
 
 # ---- the registry, a grace of 0 to start (the settings are lost with it) ----
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql('postgres', q{
-CREATE EXTENSION snowid;
+my ($registry, $reg) = registry(sql => q{
 INSERT INTO snowid_registry_settings (only_row, reassert_grace) VALUES (true, '0');
 CREATE ROLE member_a LOGIN SUPERUSER;
 });
-my $reg = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=postgres';
 
-# A member made (initdb) now and started by start_member: B and C are made
-# before the registry forgets, so that only their starts fall in its grace
-# of 20 s, however slow the machine is at initdb.
-sub make_member
-{
-	my ($name, $node_id, $user) = @_;
-	return snowid_node($name, $node_id,
-		"snowid.registry = '$reg"
-		  . ($user ? " user=$user" : '')
-		  . " application_name=$name'\n");
-}
+# A member (member($name, $node_id, @member [, user => ROLE])) with the
+# IDs table and take(n).  B and C are made (initdb) before the registry
+# forgets and only started after (start_member), so that their starts fall
+# in its grace of 20 s, however slow the machine is at initdb.
+my @member = (registry => $reg, application_name => 1, sql => take_setup_sql());
 
 sub start_member
 {
 	my ($node) = @_;
 	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	$node->safe_psql('postgres', take_setup_sql());
+	$node->safe_psql('postgres', "CREATE EXTENSION snowid;\n" . take_setup_sql());
 	return $node;
 }
-
-sub member { return start_member(make_member(@_)); }
 
 sub status
 {
@@ -71,9 +57,9 @@ sub status
 		    FROM snowid_registry_status()});
 }
 
-my $a = member('member_a', 1, 'member_a');
-my $b = make_member('member_b', 1);
-my $c = make_member('member_c', undef);
+my $a = member('member_a', 1, @member, user => 'member_a');
+my $b = member('member_b', 1, @member, start => 0);
+my $c = member('member_c', undef, @member, start => 0);
 ok(wait_registry_state($a, 'ok'), 'A holds node 1');
 $a->safe_psql('postgres', 'SELECT take(1000)');
 

@@ -43,25 +43,6 @@ my $outage_values = 20000;
 
 # ---- helpers (local to this file) ----
 
-# A started member with node $node_id naming the registry, with the
-# extension, the pooled ticket 't' on pool 'orders' and a table for the
-# values it issues.
-sub start_member
-{
-	my ($name, $node_id, $conninfo) = @_;
-	my $node = snowid_node($name, $node_id,
-		"cluster_name = '$name'\nsnowid.registry = '$conninfo application_name=$name'\n"
-		  . "snowid.lease = '60s'\n");
-	$node->start;
-	$node->safe_psql(
-		'postgres', q{
-CREATE EXTENSION snowid;
-SELECT snowid_ticket_create('t', pool => 'orders');
-CREATE TABLE vals(seq bigserial, phase text NOT NULL, client integer NOT NULL, v bigint NOT NULL);
-});
-	return $node;
-}
-
 # One column of snowid_pool_holdings() for pool 'orders' on $node.
 sub holding
 {
@@ -92,21 +73,25 @@ sub rows_of
 
 # ---- the registry and the members ----
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres',
-	"CREATE EXTENSION snowid; SELECT snowid_pool_create('orders');");
+my ($reg, $conninfo) = registry(sql => "SELECT snowid_pool_create('orders');");
 is( $reg->safe_psql('postgres',
 		q{SELECT type, start, maxvalue, next_value, upstream FROM snowid_pools WHERE name = 'orders'}),
 	'bigint|1|9223372036854775807|1|f',
 	'registry: pool orders created (bigint, from 1, nothing granted)');
-my $conninfo =
-  'host=' . $reg->host . ' port=' . $reg->port . ' dbname=postgres';
 
+# The members: started, naming the registry, with the pooled ticket 't' on
+# pool 'orders' and a table for the values they issue.
 my %m;
-$m{$_->[0]} = start_member("member_$_->[0]", $_->[1], $conninfo)
-  for ([ 1, 1 ], [ 2, 2 ], [ 3, 3 ]);
+$m{$_->[0]} = member(
+	"member_$_->[0]", $_->[1],
+	registry => $conninfo,
+	cluster_name => 1,
+	application_name => 1,
+	lease => '60s',
+	sql => q{
+SELECT snowid_ticket_create('t', pool => 'orders');
+CREATE TABLE vals(seq bigserial, phase text NOT NULL, client integer NOT NULL, v bigint NOT NULL);
+}) for ([ 1, 1 ], [ 2, 2 ], [ 3, 3 ]);
 my @names = sort keys %m;
 
 for my $n (@names)

@@ -31,24 +31,19 @@ use SnowidTest;
 
 # ---- helpers (local to this file) ----
 
-sub conninfo_of
-{
-	my ($node, $name) = @_;
-	return sprintf('host=%s port=%d dbname=postgres application_name=%s',
-		$node->host, $node->port, $name);
-}
+# How the members (the datacenter registry too) are configured:
+# member($name, $node_id, @member, registry => ...).
+my @member = (application_name => 1, cluster_name => 1, lease => '60s');
 
-# A started member with node $node_id of the registry $reg, the pooled
-# ticket 't' on 'orders' and a table for its values.
+# A started member with node $node_id of the registry $reg, holding its
+# node (a test), with the pooled ticket 't' on 'orders' and a table for its
+# values.
 sub start_member
 {
 	my ($name, $node_id, $reg) = @_;
-	my $node = snowid_node($name, $node_id,
-		"cluster_name = '$name'\nsnowid.registry = '" . conninfo_of($reg, $name) . "'\n"
-		  . "snowid.lease = '60s'\n");
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	ok(wait_registry_state($node, 'ok'), "$name holds its node");
+	my $node = member($name, $node_id, @member,
+		registry => registry_conninfo($reg),
+		wait => "$name holds its node");
 	$node->safe_psql(
 		'postgres', q{
 SELECT snowid_ticket_create('t', pool => 'orders');
@@ -91,20 +86,13 @@ sub wrong_owners
 
 # ---- the global registry ----
 
-my $global = PostgreSQL::Test::Cluster->new('global');
-$global->init;
-$global->start;
-$global->safe_psql('postgres',
-	"CREATE EXTENSION snowid; SELECT snowid_pool_create('orders');");
+my $global = registry(name => 'global', sql => "SELECT snowid_pool_create('orders');");
 
 # ---- the datacenter registry: preloaded, a member of the global one ----
 
-my $dc = snowid_node('datacenter', 10,
-	"cluster_name = 'datacenter'\nsnowid.registry = '" . conninfo_of($global, 'datacenter') . "'\n"
-	  . "snowid.lease = '60s'\n");
-$dc->start;
-$dc->safe_psql('postgres', 'CREATE EXTENSION snowid');
-ok(wait_registry_state($dc, 'ok'), 'the datacenter registry holds node 10 of the global registry');
+my $dc = member('datacenter', 10, @member,
+	registry => registry_conninfo($global),
+	wait => 'the datacenter registry holds node 10 of the global registry');
 $dc->safe_psql('postgres',
 	"SELECT snowid_pool_create('orders', upstream => true);");
 is( $dc->safe_psql('postgres',

@@ -45,18 +45,6 @@ my $block = 100;
 
 # ---- helpers (local to this file) ----
 
-sub start_member
-{
-	my ($name, $node_id, $conninfo, $extra) = @_;
-	my $node = snowid_node($name, $node_id,
-		"cluster_name = '$name'\nsnowid.registry = '$conninfo application_name=$name'\n"
-		  . "snowid.lease = '60s'\n" . ($extra // ''));
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	ok(wait_registry_state($node, 'ok'), "$name holds its node");
-	return $node;
-}
-
 # The pooled ticket $ticket and the table vals in database $db of $node.
 sub make_ticket
 {
@@ -169,22 +157,26 @@ sub crash_under_load
 
 # ---- the registry and the members ----
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres',
-	"CREATE EXTENSION snowid; SELECT snowid_pool_create('orders');");
-my $conninfo =
-  'host=' . $reg->host . ' port=' . $reg->port . ' dbname=postgres';
+my ($reg, $conninfo) = registry(sql => "SELECT snowid_pool_create('orders');");
+
+# The members: member($name, $node_id, @member, wait => "$name holds its
+# node"), started, holding their node (a test).
+my @member = (
+	registry => $conninfo,
+	cluster_name => 1,
+	application_name => 1,
+	lease => '60s');
 
 # A crashes in 2.: the postmaster reinitialises after a backend's crash
 # (TAP clusters turn restart_after_crash off).
-my $a = start_member('member_a', 1, $conninfo, "restart_after_crash = on\n");
+my $a = member('member_a', 1, @member,
+	extra => "restart_after_crash = on\n",
+	wait => 'member_a holds its node');
 make_ticket($a, 'postgres', 't');
 my @a_vals = take_first($a, 'postgres', 't', 'first', 'after snowid_ticket_create()');
 push @a_vals, take_values($a, 'postgres', 't', 'first', 50);
 
-my $b = start_member('member_b', 2, $conninfo);
+my $b = member('member_b', 2, @member, wait => 'member_b holds its node');
 make_ticket($b, 'postgres', 't');
 my @b_vals = take_first($b, 'postgres', 't', 'first', 'after snowid_ticket_create()');
 push @b_vals, take_values($b, 'postgres', 't', 'first', 50);
@@ -261,9 +253,7 @@ crash_under_load(
 	sub {
 		$a->stop('immediate');
 		$a->start;
-		$a->poll_query_until('postgres',
-			"SELECT state = 'ok' FROM snowid_registry_status()")
-		  or die 'member_a never held its node again after the immediate stop';
+		wait_state($a, 'ok', die => 1);
 	});
 
 # ==== 3. pg_dump/restore ====
@@ -290,7 +280,7 @@ is($b->safe_psql('app', 'SELECT count(*) - count(DISTINCT v) FROM vals'),
 	'0', 'no collision with the values before the dump');
 
 # The same dump on another member.
-my $c = start_member('member_c', 3, $conninfo);
+my $c = member('member_c', 3, @member, wait => 'member_c holds its node');
 $c->safe_psql('postgres', 'CREATE DATABASE app');
 $c->command_ok([ 'pg_restore', '--exit-on-error', '-d', $c->connstr('app'), $dump ],
 	'pg_restore of the dump into database app on member C');

@@ -34,18 +34,10 @@ my $maxvalue = 2147483647;
 my $capacity = $maxvalue - $start + 1;
 my $block = 1000;    # the ticket's block (snowid_ticket_create's default)
 
-# ---- helpers (local to this file) ----
+# ---- the members' setup ----
 
-sub start_member
-{
-	my ($name, $node_id, $conninfo) = @_;
-	my $node = snowid_node($name, $node_id,
-		"cluster_name = '$name'\nsnowid.registry = '$conninfo application_name=$name'\n"
-		  . "snowid.lease = '60s'\n");
-	$node->start;
-	$node->safe_psql(
-		'postgres', qq{
-CREATE EXTENSION snowid;
+# The pooled ticket 't' and a table for its values; drain().
+my $member_sql = qq{
 SELECT snowid_ticket_create('t', pool => 'tiny_pool', block => $block);
 CREATE TABLE vals(seq bigint NOT NULL, v bigint NOT NULL);
 } . q{
@@ -76,26 +68,25 @@ BEGIN
 	RETURN st || ': ' || msg;
 END
 $$;
-});
-	return $node;
-}
+};
 
 # ---- the registry and the members ----
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres',
-	"CREATE EXTENSION snowid; SELECT snowid_pool_create('tiny_pool', 'integer', $start);");
+my ($reg, $conninfo) =
+  registry(sql => "SELECT snowid_pool_create('tiny_pool', 'integer', $start);");
 is( $reg->safe_psql('postgres',
 		q{SELECT type, start, maxvalue, next_value, values_left FROM snowid_pools WHERE name = 'tiny_pool'}),
 	"integer|$start|$maxvalue|$start|$capacity",
 	"registry: integer pool tiny_pool from $start, $capacity values left");
-my $conninfo =
-  'host=' . $reg->host . ' port=' . $reg->port . ' dbname=postgres';
 
 my %m;
-$m{$_} = start_member("member_$_", $_, $conninfo) for (1, 2, 3);
+$m{$_} = member(
+	"member_$_", $_,
+	registry => $conninfo,
+	cluster_name => 1,
+	application_name => 1,
+	lease => '60s',
+	sql => $member_sql) for (1, 2, 3);
 my @names = sort keys %m;
 for my $n (@names)
 {

@@ -23,20 +23,13 @@ use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres',
-	"CREATE EXTENSION snowid; SELECT snowid_pool_create('orders', 'integer', 1)");
-my $regconn = 'host=' . $reg->host . ' port=' . $reg->port . ' dbname=postgres';
+my ($reg, $regconn) = registry(sql => "SELECT snowid_pool_create('orders', 'integer', 1)");
 
-my $P = snowid_node('P', 5, "snowid.registry = '$regconn'\nsnowid.lease = '60s'\n",
-	allows_streaming => 1);
-$P->start;
-$P->safe_psql('postgres', 'CREATE EXTENSION snowid');
-$P->poll_query_until('postgres',
-	"SELECT state = 'ok' FROM snowid_registry_status()")
-  or die 'P never held its node';
+my $P = member('P', 5,
+	registry => $regconn,
+	lease => '60s',
+	init => { allows_streaming => 1 });
+wait_state($P, 'ok', die => 1);
 $P->safe_psql('postgres', q{
 SELECT snowid_ticket_create('t', pool => 'orders', block => 10);
 CREATE TABLE vals(v bigint NOT NULL);
@@ -51,9 +44,7 @@ ok(-f $P->backup_dir . '/b/snowid.pools', 'the base backup carries snowid.pools'
 my $clone = PostgreSQL::Test::Cluster->new('clone');
 $clone->init_from_backup($P, 'b');    # no standby.signal: a primary
 $clone->start;
-$clone->poll_query_until('postgres',
-	"SELECT state = 'conflict' FROM snowid_registry_status()")
-  or die 'the clone was never refused';
+wait_state($clone, 'conflict', die => 1);
 is( $clone->safe_psql('postgres',
 		'SELECT coalesce(sum(ranges), 0) FROM snowid_pool_holdings()'),
 	'0', "the clone holds none of P's ranges");
@@ -86,9 +77,7 @@ like(slurp_file($clone->logfile),
 # holds its node legitimately now, and must still never use P's ranges.
 $clone->append_conf('postgresql.conf', "snowid.node_id = 6\n");
 $clone->restart;
-$clone->poll_query_until('postgres',
-	"SELECT state = 'ok' FROM snowid_registry_status()")
-  or die 'the clone never held node 6';
+wait_state($clone, 'ok', die => 1);
 $clone->safe_psql('postgres', q{
 CREATE TABLE clone_vals AS SELECT snowid_ticket_next('t') AS v FROM generate_series(1, 2000);
 });
@@ -107,9 +96,7 @@ $clone->stop('immediate');
 
 # Restarts of P: clean, then a crash; no value comes out twice.
 $P->restart;
-$P->poll_query_until('postgres',
-	"SELECT state = 'ok' FROM snowid_registry_status()")
-  or die 'P did not come back';
+wait_state($P, 'ok', die => 1);
 $P->safe_psql('postgres',
 	'INSERT INTO vals SELECT snowid_ticket_next(\'t\') FROM generate_series(1, 1000)');
 $P->stop('immediate');

@@ -18,22 +18,13 @@ use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres',
-	"CREATE EXTENSION snowid; SELECT snowid_pool_create('orders', 'integer')");
-my $regconn = 'host=' . $reg->host . ' port=' . $reg->port . ' dbname=postgres';
+my ($reg, $regconn) = registry(sql => "SELECT snowid_pool_create('orders', 'integer')");
 
 my @m;
 for my $id (1, 2)
 {
-	my $n = snowid_node("m$id", $id, "snowid.registry = '$regconn'\n");
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	$n->poll_query_until('postgres',
-		"SELECT state = 'ok' FROM snowid_registry_status()")
-	  or die "m$id never held its node";
+	my $n = member("m$id", $id, registry => $regconn);
+	wait_state($n, 'ok', die => 1);
 	$n->safe_psql('postgres',
 		"SELECT snowid_ticket_create('t', pool => 'orders', block => 10)");
 	push @m, $n;
@@ -54,9 +45,7 @@ like(slurp_file($m1->logfile),
 	qr/snowid gave 0 unused pool values back to the registry and keeps \d+ for the next start/,
 	'm1 kept its tails at its clean shutdown (a grant came after them)');
 $m1->start;
-$m1->poll_query_until('postgres',
-	"SELECT state = 'ok' FROM snowid_registry_status()")
-  or die 'm1 never held its node again';
+wait_state($m1, 'ok', die => 1);
 is( $m1->safe_psql('postgres',
 		'SELECT ranges FROM snowid_pool_holdings() WHERE pool = \'orders\''),
 	'2', 'm1 holds both tails after its restart');

@@ -19,19 +19,13 @@ use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres',
-	"CREATE EXTENSION snowid; SELECT snowid_pool_create('orders', 'integer')");
-my $regconn = 'host=' . $reg->host . ' port=' . $reg->port . ' dbname=postgres';
+my ($reg, $regconn) = registry(sql => "SELECT snowid_pool_create('orders', 'integer')");
 
-my $m = snowid_node('m', 1,
-	"snowid.registry = '$regconn'\nsnowid.lease = '10s'\nrestart_after_crash = on\n");
-$m->start;
-$m->safe_psql('postgres', 'CREATE EXTENSION snowid');
-$m->poll_query_until('postgres', "SELECT state = 'ok' FROM snowid_registry_status()")
-  or die 'never held its node';
+my $m = member('m', 1,
+	registry => $regconn,
+	lease => '10s',
+	extra => "restart_after_crash = on\n");
+wait_state($m, 'ok', die => 1);
 $m->safe_psql('postgres', q{
 SELECT snowid_ticket_create('t', pool => 'orders', block => 10);
 CREATE TABLE v(v bigint NOT NULL);
@@ -63,8 +57,7 @@ ok( $m->wait_for_log(qr/all server processes terminated; reinitializing/, $log_o
 	'the postmaster reinitialised after the backend crash');
 $m->poll_query_until('postgres', 'SELECT 1', '1')
   or die 'the server never came back';
-$m->poll_query_until('postgres', "SELECT state = 'ok' FROM snowid_registry_status()")
-  or die 'never held its node after the crash';
+wait_state($m, 'ok', die => 1);
 
 # Take values until the worker has asked for two more ranges.
 my $ranges_before = $reg->safe_psql('postgres',

@@ -41,12 +41,7 @@ use lib $FindBin::RealBin;
 use SnowidTest;
 use Time::HiRes qw(usleep);
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql(
-	'postgres', q{
-CREATE EXTENSION snowid;
+my ($reg, $conninfo) = registry(sql => q{
 SELECT snowid_pool_create('real');
 SELECT snowid_pool_create('held');
 SELECT snowid_pool_create('idle');
@@ -55,13 +50,8 @@ SELECT snowid_pool_create('rolled');
 INSERT INTO snowid_pool (name, type, start, maxvalue, next_value, upstream, created_at)
 VALUES ('neg', 'integer', -1000000, 2147483647, -1000000, false, now());
 });
-my $conninfo =
-  'host=' . $reg->host . ' port=' . $reg->port . ' dbname=postgres';
 
-my $m = snowid_node('member', 1,
-	"snowid.registry = '$conninfo'\nsnowid.lease = '60s'\n");
-$m->start;
-$m->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $m = member('member', 1, registry => $conninfo, lease => '60s');
 wait_registry_state($m, 'ok') or die 'the member does not hold its node';
 $m->safe_psql(
 	'postgres', q{

@@ -22,18 +22,9 @@ use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres',
-	"CREATE EXTENSION snowid; SELECT snowid_pool_create('orders', 'integer', 1)");
-my $regconn = 'host=' . $reg->host . ' port=' . $reg->port . ' dbname=postgres';
+my ($reg, $regconn) = registry(sql => "SELECT snowid_pool_create('orders', 'integer', 1)");
 
-my $S = snowid_node('S', undef,
-	"snowid.registry = '$regconn'\nsnowid.lease = '60s'\n");
-$S->start;
-$S->safe_psql('postgres', 'CREATE EXTENSION snowid');
-ok(wait_registry_state($S, 'ok'), 'S holds a node');
+my $S = member('S', undef, registry => $regconn, lease => '60s', wait => 'S holds a node');
 $S->safe_psql(
 	'postgres', q{
 SELECT snowid_ticket_create('t', pool => 'orders', block => 10);

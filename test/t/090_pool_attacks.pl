@@ -34,43 +34,24 @@ use lib $FindBin::RealBin;
 use SnowidTest;
 use Time::HiRes qw(time sleep);
 
-my $registry = PostgreSQL::Test::Cluster->new('registry');
-$registry->init;
-$registry->start;
-$registry->safe_psql(
-	'postgres', q{
-CREATE ROLE regowner LOGIN;
-CREATE DATABASE reg OWNER regowner;
-CREATE ROLE snowid_members;
-CREATE ROLE m_b LOGIN IN ROLE snowid_members;
-CREATE ROLE m_v LOGIN IN ROLE snowid_members;
-CREATE ROLE m_x LOGIN IN ROLE snowid_members;
-});
-$registry->safe_psql(
-	'reg', q{
-CREATE EXTENSION snowid;
-GRANT EXECUTE ON FUNCTION
-	snowid_registry_claim(integer, boolean, integer, text, text, text, integer,
-		numeric, text, text, text, boolean, bigint, bigint, bigint, bigint),
-	snowid_registry_release(integer, text, text, bigint),
-	snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]),
-	snowid_pool_report(integer, numeric, text, text, text[], bigint[], bigint[]),
-	snowid_pool_return(text, integer, numeric, text, text, bigint, bigint)
-	TO snowid_members;
-SELECT snowid_pool_create('orders', 'integer');
-});
-my $conninfo = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=reg';
+# The group snowid_members holds the grants of the members' functions.
+my ($registry, $conninfo) = registry(
+	dbname => 'reg',
+	owner => 'regowner',
+	group => 'snowid_members',
+	logins => [qw(m_b m_v m_x)],
+	sql => "SELECT snowid_pool_create('orders', 'integer');");
 
-my $b = snowid_node('B', 2,
-	"snowid.registry = '$conninfo user=m_b application_name=B'\n"
-	  . "snowid.lease = '60s'\n");
-$b->start;
-$b->safe_psql('postgres', q{
-CREATE EXTENSION snowid;
+my $b = member('B', 2,
+	registry => $conninfo,
+	user => 'm_b',
+	application_name => 1,
+	lease => '60s',
+	sql => q{
 SELECT snowid_ticket_create('t', pool => 'orders');
 CREATE TABLE vals(v bigint NOT NULL);
-});
-ok(wait_registry_state($b, 'ok'), 'B holds node 2');
+},
+	wait => 'B holds node 2');
 # (the layout the registry took from its first member)
 my $layout = $registry->safe_psql('reg', 'SELECT layout FROM snowid_registry_settings');
 $b->safe_psql('postgres',

@@ -31,7 +31,8 @@ sub try_sql
 	return ($ret, $out, $err);
 }
 
-sub ids_of
+# $n new IDs of $node.
+sub next_ids
 {
 	my ($node, $n) = @_;
 	return split /\n/,
@@ -39,20 +40,14 @@ sub ids_of
 		"SELECT snowid_next() FROM generate_series(1, $n)");
 }
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres',
-	"CREATE EXTENSION snowid; SELECT snowid_pool_create('orders')");
-my $conninfo = sprintf('host=%s port=%d dbname=postgres', $reg->host, $reg->port);
+my ($reg, $conninfo) = registry(sql => "SELECT snowid_pool_create('orders')");
 
-my $m = snowid_node('original', 1,
-	"cluster_name = 'original'\nsnowid.registry = '$conninfo'\n");
-$m->start;
-$m->safe_psql('postgres', 'CREATE EXTENSION snowid');
-ok(wait_registry_state($m, 'ok'), 'the member holds node 1');
+my $m = member('original', 1,
+	registry => $conninfo,
+	cluster_name => 1,
+	wait => 'the member holds node 1');
 $m->safe_psql('postgres', "SELECT snowid_ticket_create('t', pool => 'orders')");
-my @orig = ids_of($m, 1000);
+my @orig = next_ids($m, 1000);
 my @orig_pool = split /\n/, $m->safe_psql('postgres',
 	"SELECT snowid_ticket_next('t') FROM generate_series(1, 100)");
 is( $m->safe_psql('postgres',
@@ -81,7 +76,7 @@ my ($ret, $out, $err) = try_sql($m, 'SELECT snowid_next()');
 is($ret, 0, 'the original, restarted in place, issues during the outage')
   or diag $err;
 push @orig, $out if $ret == 0;
-push @orig, ids_of($m, 1000) if $ret == 0;
+push @orig, next_ids($m, 1000) if $ret == 0;
 ($ret, $out, $err) = try_sql($m, q{SELECT snowid_ticket_next('t')});
 is($ret, 0, 'the original hands out pool values during the outage') or diag $err;
 push @orig_pool, $out if $ret == 0;
@@ -108,7 +103,7 @@ like($err, qr/55000.*values of pool "orders" under the lease of node 1/s,
 $reg->start;
 ok(wait_registry_state($m, 'ok'), 'registry back: the original holds node 1');
 ok(wait_registry_state($copy, 'conflict'), 'registry back: the copy gets a conflict');
-push @orig, ids_of($m, 1000);
+push @orig, next_ids($m, 1000);
 ($ret, $out, $err) = try_sql($copy, 'SELECT snowid_next()');
 isnt($ret, 0, 'the copy issues no ID after the conflict');
 push @copy_ids, $out if $ret == 0;

@@ -27,19 +27,14 @@ use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
-$reg->safe_psql('postgres', 'CREATE EXTENSION snowid');
-my $conninfo = sprintf('host=%s port=%d dbname=postgres', $reg->host, $reg->port);
+my ($reg, $conninfo) = registry();
 
-my $conf = "cluster_name = 'original'\nsnowid.registry = '$conninfo'\n"
-  . "snowid.tick = 100\nsnowid.sequence_bits = 2\n"
-  . "snowid.max_lead = '60s'\nsnowid.max_wait = '5s'\nsnowid.lease = '5min'\n";
-my $m = snowid_node('original', 1, $conf);
-$m->start;
-$m->safe_psql('postgres', 'CREATE EXTENSION snowid');
-ok(wait_registry_state($m, 'ok'), 'the member holds node 1');
+my $m = member('original', 1,
+	registry => $conninfo,
+	cluster_name => 1,
+	extra => "snowid.tick = 100\nsnowid.sequence_bits = 2\n"
+	  . "snowid.max_lead = '60s'\nsnowid.max_wait = '5s'\nsnowid.lease = '5min'\n",
+	wait => 'the member holds node 1');
 $m->safe_psql('postgres', 'SELECT snowid_next() FROM generate_series(1, 10)');
 
 # Registry away; the member stops and is copied.

@@ -7,11 +7,14 @@ use Exporter 'import';
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use Test::More ();
+use Time::HiRes ();
 
 our @EXPORT = qw(snowid_node take_setup_sql max_of min_of strictly_increasing set_policy
   write_clock_offset highwater_slots highwater_file highwater_fields reserved_until_us
   wait_registry_state start_pgbench pgbench_processed drop_attver_options
-  run_pg_upgrade);
+  run_pg_upgrade registry registry_conninfo registry_signature member wait_state
+  status_of ids_of next_error try_next);
 
 # A new node, initialised but not started, that preloads snowid with the
 # given node ID (undef: none) and any extra postgresql.conf lines; the
@@ -181,6 +184,260 @@ sub wait_registry_state
 	my ($node, $state) = @_;
 	return $node->poll_query_until('postgres',
 		"SELECT state = '$state' FROM snowid_registry_status()");
+}
+
+# ---- registries and their members (tests 05x, 06x, 09x) ----
+
+# Dies if %$opts has a key not in @known (a misspelt option).
+sub check_options
+{
+	my ($what, $opts, @known) = @_;
+	my %known = map { $_ => 1 } @known;
+	my @bad = grep { !$known{$_} } sort keys %$opts;
+	die "$what: unknown option(s) @bad" if @bad;
+	return;
+}
+
+# The signatures of the registry's functions a member calls (and of
+# snowid_registry_reassert, which registry() grants none), by short name.
+my %registry_signature = (
+	claim => 'snowid_registry_claim(integer, boolean, integer, text, text, text, integer, '
+	  . 'numeric, text, text, text, boolean, bigint, bigint, bigint, bigint)',
+	reassert => 'snowid_registry_reassert(integer, boolean, integer, text, text, text, integer, '
+	  . 'numeric, text, text, text, boolean, bigint, bigint, bigint, bigint, timestamptz)',
+	release => 'snowid_registry_release(integer, text, text, bigint)',
+	pool_grant =>
+	  'snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])',
+	pool_report => 'snowid_pool_report(integer, numeric, text, text, text[], bigint[], bigint[])',
+	pool_return => 'snowid_pool_return(text, integer, numeric, text, text, bigint, bigint)',);
+
+# registry_signature('claim'): 'snowid_registry_claim(integer, ...)', the
+# function with its argument types (claim, reassert, release, pool_grant,
+# pool_report, pool_return).
+sub registry_signature
+{
+	my ($name) = @_;
+	return $registry_signature{$name} // die "no registry function '$name'";
+}
+
+# The connection string of database $dbname (default postgres) on $node,
+# as a member's snowid.registry names it: 'host=... port=... dbname=...'.
+sub registry_conninfo
+{
+	my ($node, $dbname) = @_;
+	return 'host=' . $node->host . ' port=' . $node->port . ' dbname=' . ($dbname // 'postgres');
+}
+
+# A registry: a server, initialised and started, with snowid created in its
+# registry database.  In list context (node, the connection string of the
+# registry database, see registry_conninfo), else the node.  Options:
+#   name => 'registry'   the node's name
+#   node_id => N         preload snowid with snowid.node_id N (see
+#                        snowid_node): a registry on a server that issues
+#                        IDs itself.  Left out: no preload.
+#   conf => '...'        postgresql.conf lines, before the start
+#   hba => '...'         pg_hba.conf lines put before the others, before
+#                        the start
+#   dbname => 'postgres' the registry database; another name is created
+#   owner => ROLE        a login role created to own that database
+#   group => ROLE        a role without login created to hold the grants,
+#                        with every login role in it
+#   logins => [ROLE...]  login roles created (in the group, if any)
+#   password => {ROLE => 'pw'}  a password for some of the login roles
+#   monitor => [ROLE...] login roles also put in pg_monitor
+#   grant => [NAME...]   EXECUTE on these registry functions (names as in
+#                        registry_signature) to the group, or else to each
+#                        login role; 'all': on all functions in schema
+#                        public.  Default, where there is a group or a login
+#                        role: claim, release, pool_grant, pool_report and
+#                        pool_return.
+#   sql => '...'         SQL run in the registry database in the call that
+#                        creates snowid, after it and the grants (pools,
+#                        settings, other roles and databases)
+# The roles and the database are created in database postgres first.
+sub registry
+{
+	my (%o) = @_;
+	check_options('registry', \%o,
+		qw(name node_id conf hba dbname owner group logins password monitor grant sql));
+	my $name = $o{name} // 'registry';
+	my $db = $o{dbname} // 'postgres';
+	my $node;
+	if (exists $o{node_id})
+	{
+		$node = snowid_node($name, $o{node_id}, $o{conf});
+	}
+	else
+	{
+		$node = PostgreSQL::Test::Cluster->new($name);
+		$node->init;
+		$node->append_conf('postgresql.conf', $o{conf}) if defined $o{conf};
+	}
+	if (defined $o{hba})
+	{
+		my $hba = $node->data_dir . '/pg_hba.conf';
+		my $rest = slurp_file($hba);
+		open my $fh, '>', $hba or die "could not write $hba: $!";
+		print $fh $o{hba} . $rest;
+		close $fh or die "could not close $hba: $!";
+	}
+	$node->start;
+
+	my @logins = @{ $o{logins} // [] };
+	my %monitor = map { $_ => 1 } @{ $o{monitor} // [] };
+	my $roles = '';
+	$roles .= "CREATE ROLE $o{owner} LOGIN;\n" if defined $o{owner};
+	$roles .= "CREATE DATABASE $db"
+	  . (defined $o{owner} ? " OWNER $o{owner}" : '') . ";\n"
+	  if $db ne 'postgres';
+	$roles .= "CREATE ROLE $o{group};\n" if defined $o{group};
+	for my $role (@logins)
+	{
+		my @in = ((defined $o{group} ? $o{group} : ()), ($monitor{$role} ? 'pg_monitor' : ()));
+		$roles .= "CREATE ROLE $role LOGIN"
+		  . (defined $o{password}{$role} ? " PASSWORD '$o{password}{$role}'" : '')
+		  . (@in ? ' IN ROLE ' . join(', ', @in) : '') . ";\n";
+	}
+	$node->safe_psql('postgres', $roles) if $roles ne '';
+
+	my $sql = "CREATE EXTENSION snowid;\n";
+	my @grantees = defined $o{group} ? ($o{group}) : @logins;
+	my $grant = $o{grant} // [qw(claim release pool_grant pool_report pool_return)];
+	if (@grantees)
+	{
+		my $on =
+		  !ref $grant && $grant eq 'all'
+		  ? 'ALL FUNCTIONS IN SCHEMA public'
+		  : 'FUNCTION ' . join(",\n\t", map { registry_signature($_) } @$grant);
+		$sql .= "GRANT EXECUTE ON $on\n\tTO " . join(', ', @grantees) . ";\n";
+	}
+	$sql .= $o{sql} if defined $o{sql};
+	$node->safe_psql($db, $sql);
+	return wantarray ? ($node, registry_conninfo($node, $db)) : $node;
+}
+
+# member($name, $node_id, %opts): a member of a registry, a node (see
+# snowid_node) preloading snowid with snowid.node_id $node_id (undef: none,
+# the registry assigns one), started, with snowid created in database
+# postgres.  Options:
+#   registry => CONNINFO  snowid.registry (quoted for postgresql.conf);
+#                         left out: none (a server given one later)
+#   user => ROLE          ' user=ROLE' added to the connection string
+#   application_name => 1 ' application_name=<name>' added after it
+#   cluster_name => 1     cluster_name = '<name>'
+#   lease => '60s'        snowid.lease
+#   extra => '...'        more postgresql.conf lines (after those above)
+#   init => {...}         options for init (allows_streaming => 1, say)
+#   start => 0            leave it initialised, not started (no extension)
+#   sql => '...'          SQL run after CREATE EXTENSION snowid, in the
+#                         same call (tables, tickets, roles)
+#   wait => 'test name'   then a test that it holds its node: state 'ok'
+#                         (wait_registry_state), named so
+sub member
+{
+	my ($name, $node_id, %o) = @_;
+	check_options('member', \%o,
+		qw(registry user application_name cluster_name lease extra init start sql wait));
+	my $conf = '';
+	$conf .= "cluster_name = '$name'\n" if $o{cluster_name};
+	if (defined $o{registry})
+	{
+		my $conninfo = $o{registry}
+		  . (defined $o{user} ? " user=$o{user}" : '')
+		  . ($o{application_name} ? " application_name=$name" : '');
+		$conninfo =~ s/'/''/g;
+		$conf .= "snowid.registry = '$conninfo'\n";
+	}
+	$conf .= "snowid.lease = '$o{lease}'\n" if defined $o{lease};
+	$conf .= $o{extra} if defined $o{extra};
+	my $node = snowid_node($name, $node_id, $conf, %{ $o{init} // {} });
+	return $node if defined $o{start} && !$o{start};
+	$node->start;
+	$node->safe_psql('postgres',
+		'CREATE EXTENSION snowid;' . (defined $o{sql} ? "\n$o{sql}" : ''));
+	if (defined $o{wait})
+	{
+		local $Test::Builder::Level = $Test::Builder::Level + 1;
+		Test::More::ok(wait_registry_state($node, 'ok'), $o{wait});
+	}
+	return $node;
+}
+
+# wait_state($node, $state [, $what] [, die => 1]): wait (up to the TAP
+# timeout) until snowid_registry_status() on $node says $state; returns the
+# seconds that took, or undef if it never came.  With $what, that is a
+# test, "$what: state '$state'" (the status shown if it fails); with
+# die => 1, never coming dies, naming the state it is in.
+sub wait_state
+{
+	my ($node, $state, @rest) = @_;
+	my $what = @rest % 2 ? shift @rest : undef;
+	my %o = @rest;
+	check_options('wait_state', \%o, qw(die));
+	my $t0 = Time::HiRes::time();
+	my $ok = wait_registry_state($node, $state);
+	my $took = Time::HiRes::time() - $t0;
+	if (defined $what)
+	{
+		local $Test::Builder::Level = $Test::Builder::Level + 1;
+		Test::More::ok($ok, "$what: state '$state'")
+		  or Test::More::diag('status: '
+			  . $node->safe_psql('postgres', 'SELECT * FROM snowid_registry_status()'));
+	}
+	die $node->name . " never reached registry state '$state' (it is '"
+	  . status_of($node, 'state') . "')"
+	  if !$ok && $o{die};
+	return $ok ? $took : undef;
+}
+
+# status_of($node, $columns, %opts): $columns of snowid_registry_status()
+# on $node, as psql prints them ('state', 'node_id, detail', '*').
+# Options: null => '<null>': $columns is one column, shown as text, and a
+# NULL as that text; user => ROLE: asked as that role.
+sub status_of
+{
+	my ($node, $columns, %o) = @_;
+	check_options('status_of', \%o, qw(null user));
+	my $what = defined $o{null}
+	  ? "coalesce(${columns}::text, '$o{null}')"
+	  : $columns;
+	return $node->safe_psql('postgres', "SELECT $what FROM snowid_registry_status()",
+		defined $o{user} ? (extra_params => [ '-U', $o{user} ]) : ());
+}
+
+# ids_of($node [, $where] [, order => 'id']): the IDs in the table ids of
+# $node (column id), those of $where if given, in the order of column seq
+# (issue order), or of the column named by order.
+sub ids_of
+{
+	my ($node, $where, %o) = @_;
+	check_options('ids_of', \%o, qw(order));
+	return split /\n/,
+	  $node->safe_psql('postgres',
+		'SELECT id FROM ids'
+		  . ($where ? " WHERE $where" : '')
+		  . ' ORDER BY ' . ($o{order} // 'seq'));
+}
+
+# try_next($node [, user => ROLE]): one snowid_next() on $node (as ROLE),
+# errors verbose (the SQLSTATE shows): (exit code, ID, stderr).
+sub try_next
+{
+	my ($node, %o) = @_;
+	check_options('try_next', \%o, qw(user));
+	my ($ret, $out, $err) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowid_next()",
+		defined $o{user} ? (extra_params => [ '-U', $o{user} ]) : ());
+	return ($ret, $out, $err);
+}
+
+# The error text of one snowid_next() call on $node, with its SQLSTATE
+# ("(no error: <ID>)" if it succeeded).
+sub next_error
+{
+	my ($node) = @_;
+	my ($ret, $out, $err) = try_next($node);
+	return $ret == 0 ? "(no error: $out)" : $err;
 }
 
 # pgbench against $node in the background: $clients clients for $secs
