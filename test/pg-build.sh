@@ -18,9 +18,11 @@
 # through a private apt configuration, so the system's apt state is not
 # touched and no package host is named here.  The orig tarball (upstream
 # source, without Debian's patches) is built with
-#   configure --without-icu --without-readline --enable-tap-tests
+#   configure --without-icu --without-readline --enable-tap-tests --with-ssl=openssl
 # which installs what PGXS needs for installcheck and TAP tests
-# (pg_regress, pg_isolation_regress, the PostgreSQL::Test perl modules).
+# (pg_regress, pg_isolation_regress, the PostgreSQL::Test perl modules);
+# with SSL, as Debian's own builds, so that TAP 030 runs the registry's
+# SSL configuration on every major.
 #
 # Runs as root or as a user with sudo (sudo is used only for apt-get install
 # of the build tools).
@@ -53,7 +55,7 @@ default_cache() {
 cache=${SNOWID_PG_CACHE:-$(default_cache)}
 
 # Options of the build; a change here rebuilds (they are part of the stamp).
-configure_opts="--without-icu --without-readline --enable-tap-tests"
+configure_opts="--without-icu --without-readline --enable-tap-tests --with-ssl=openssl"
 
 stamp_of() { cat "$cache/$1/.snowid-stamp" 2>/dev/null || true; }
 
@@ -82,10 +84,11 @@ exec 9>"$cache/.lock"
 flock 9 # one build at a time per cache
 
 # Build tools: bison and flex (newer tarballs ship no generated parsers),
-# perl with IPC::Run for the TAP tests, zlib for the default configure.
+# perl with IPC::Run for the TAP tests, zlib for the default configure,
+# OpenSSL's headers for --with-ssl.
 ensure_tools() {
 	local missing=() pkg
-	for pkg in gcc make bison flex perl libipc-run-perl zlib1g-dev bzip2 xz-utils; do
+	for pkg in gcc make bison flex perl libipc-run-perl zlib1g-dev libssl-dev bzip2 xz-utils; do
 		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||
 			missing+=("$pkg")
 	done
