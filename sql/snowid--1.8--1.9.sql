@@ -608,3 +608,47 @@ COMMENT ON FUNCTION snowid_convert_column(regclass, name, boolean, text, integer
 'moves a serial, bigserial or identity column (or one without a default, or one whose default is pgEdge snowflake''s nextval() once snowid''s layout and node are snowflake''s) with a unique index to DEFAULT snowid_next() (bigint), or to a new ticket sequence above its values (ticket => name), under an ACCESS EXCLUSIVE lock; drop_sequence (true unless given) drops a serial''s sequence; with shards > 1, start is required, the same on every server and above the values of all; a column already converted is left as it is';
 
 -- ---- end of i32 pgEdge snowflake ----
+
+-- ---- i29 layout held open: a claim that finds the registry's layout being
+-- set by a transaction left open ends that session after 1 s and tries
+-- again (snowid_registry_claim_settings replaced) ----
+
+-- Step 1: the settings; the layout: the first claim sets it, every other
+-- must match.  A claim that finds the layout being set by a transaction
+-- left open (a member's first claim, then no COMMIT) ends that member's
+-- session once its transaction is 1 s old (snowid_registry_unblock), as a
+-- pool's grant does, and tries once more: no member keeps the others out.
+CREATE OR REPLACE FUNCTION snowid_registry_claim_settings(p_layout text)
+RETURNS snowid_registry_settings
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_set @extschema@.snowid_registry_settings;
+BEGIN
+	SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
+	IF NOT FOUND OR v_set.layout IS NULL THEN
+		FOR v_try IN 1..2 LOOP
+			BEGIN
+				INSERT INTO @extschema@.snowid_registry_settings AS s (only_row, layout)
+				VALUES (true, p_layout)
+				ON CONFLICT (only_row) DO UPDATE SET layout = p_layout
+				 WHERE s.layout IS NULL;
+				EXIT;
+			EXCEPTION WHEN lock_not_available THEN
+				IF v_try = 2 OR NOT @extschema@.snowid_registry_unblock(
+						ARRAY[pg_catalog.format('%I.snowid_registry_settings', '@extschema@')::regclass]) THEN
+					RAISE EXCEPTION 'the registry''s layout is being set by another transaction'
+						USING ERRCODE = 'lock_not_available',
+							  HINT = 'Claim again once that transaction ends.';
+				END IF;
+			END;
+		END LOOP;
+		SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
+	END IF;
+	RETURN v_set;
+END
+$$;
+
+-- ---- end of i29 layout held open ----

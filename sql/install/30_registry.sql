@@ -504,7 +504,10 @@ COMMENT ON FUNCTION snowid_registry_claim_check(integer, text, text, text, bigin
 'registry, internal: raises an error for arguments of snowid_registry_claim that no member sends (a layout or start missing, a short secret, a lease, takeover time or max_lead out of range (max_lead at most an hour, as snowid.max_lead), a highest node ID that is not the layout''s)';
 
 -- Step 1: the settings; the layout: the first claim sets it, every other
--- must match.
+-- must match.  A claim that finds the layout being set by a transaction
+-- left open (a member's first claim, then no COMMIT) ends that member's
+-- session once its transaction is 1 s old (snowid_registry_unblock), as a
+-- pool's grant does, and tries once more: no member keeps the others out.
 CREATE FUNCTION snowid_registry_claim_settings(p_layout text)
 RETURNS snowid_registry_settings
 LANGUAGE plpgsql
@@ -516,16 +519,22 @@ DECLARE
 BEGIN
 	SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
 	IF NOT FOUND OR v_set.layout IS NULL THEN
-		BEGIN
-			INSERT INTO @extschema@.snowid_registry_settings AS s (only_row, layout)
-			VALUES (true, p_layout)
-			ON CONFLICT (only_row) DO UPDATE SET layout = p_layout
-			 WHERE s.layout IS NULL;
-		EXCEPTION WHEN lock_not_available THEN
-			RAISE EXCEPTION 'the registry''s layout is being set by another transaction'
-				USING ERRCODE = 'lock_not_available',
-					  HINT = 'Claim again once that transaction ends.';
-		END;
+		FOR v_try IN 1..2 LOOP
+			BEGIN
+				INSERT INTO @extschema@.snowid_registry_settings AS s (only_row, layout)
+				VALUES (true, p_layout)
+				ON CONFLICT (only_row) DO UPDATE SET layout = p_layout
+				 WHERE s.layout IS NULL;
+				EXIT;
+			EXCEPTION WHEN lock_not_available THEN
+				IF v_try = 2 OR NOT @extschema@.snowid_registry_unblock(
+						ARRAY[pg_catalog.format('%I.snowid_registry_settings', '@extschema@')::regclass]) THEN
+					RAISE EXCEPTION 'the registry''s layout is being set by another transaction'
+						USING ERRCODE = 'lock_not_available',
+							  HINT = 'Claim again once that transaction ends.';
+				END IF;
+			END;
+		END LOOP;
 		SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
 	END IF;
 	RETURN v_set;

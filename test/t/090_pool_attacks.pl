@@ -21,6 +21,9 @@
 # 5. B's heartbeat report of ranges a registry forgot, refused while they lie
 #    more than one grant above next_value, is sent again at later
 #    heartbeats and recorded once they lie within one.
+# 6. The attacker makes a new registry's first claim (which sets its layout)
+#    and holds its transaction open: m_v's claim answers 'ok' within 3 s,
+#    and the attacker's session is ended.
 
 use strict;
 use warnings;
@@ -219,6 +222,44 @@ for (1 .. 150)
 cmp_ok($recorded, '>', 0, '... and recorded at a later heartbeat once it lies within a grant');
 is($registry->safe_psql('reg', "SELECT next_value FROM snowid_pools WHERE name = 'orders'"),
 	$top + 1, '... the pool moving past them');
+
+# ==== 6. a registry's first claim held open ====
+
+# A new registry has no layout until a first claim sets it; an attacker
+# that makes that claim and leaves its transaction open must not keep
+# every other claim out (found by the registry fuzzer, seed 6161: claims
+# answered "the registry's layout is being set by another transaction" for
+# as long as the attacker held).  A database of its own, with no grace.
+$registry->safe_psql('postgres', 'CREATE DATABASE reg2 OWNER regowner');
+$registry->safe_psql('reg2', qq{
+CREATE EXTENSION snowid;
+INSERT INTO snowid_registry_settings (only_row, reassert_grace) VALUES (true, '0');
+GRANT EXECUTE ON FUNCTION ${\ registry_signature('claim')} TO snowid_members;
+});
+my $claim2 = "SELECT result FROM snowid_registry_claim(%d, false, 1023, \$\$$layout\$\$, "
+  . "'x', '%s', 1, 1, '%s', repeat('s', 32), NULL, false, 60000, 0, 0, NULL)";
+my %first = (out => '', err => '');
+$first{handle} = IPC::Run::start(
+	[
+		'psql', '-X', '-h', $registry->host, '-p', $registry->port,
+		'-U', 'm_x', '-d', 'reg2', '-c',
+		'BEGIN; ' . sprintf($claim2, 5, 'm_x', 'evil5') . '; SELECT pg_sleep(10); COMMIT;'
+	],
+	'>', \$first{out}, '2>', \$first{err});
+$registry->poll_query_until('reg2',
+	"SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'm_x' AND wait_event = 'PgSleep'")
+  or die 'the attacker never slept';
+$t0 = time;
+my ($rc2, $out2, $err2) = $registry->psql('reg2', sprintf($claim2, 6, 'm_v', 'vic6'),
+	extra_params => [ '-U', 'm_v' ]);
+$took = time - $t0;
+is($out2, 'ok', "a claim while the attacker's first claim holds the layout open: ok")
+  or diag($err2);
+cmp_ok($took, '<', 3, "... within 3 s (took ${\ sprintf('%.1f', $took)} s)");
+$first{handle}->finish;
+like($first{err}, qr/terminat/, "... and the attacker's session was ended");
+is($registry->safe_psql('reg2', 'SELECT layout FROM snowid_registry_settings'),
+	$layout, "... the layout the member's claim set");
 
 $b->stop;
 $registry->stop;
