@@ -126,6 +126,9 @@ SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 -- 1.8: no caller, copy or forgetful registry makes a duplicate.
 ALTER EXTENSION snowid UPDATE TO '1.8';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+-- 1.9: snowid's tables skip changes that arrive by logical replication.
+ALTER EXTENSION snowid UPDATE TO '1.9';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 DROP SEQUENCE upgrade_keep, upgrade_13;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
