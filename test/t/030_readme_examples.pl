@@ -25,6 +25,9 @@
 #                                        test/t/071_citus_readme.pl
 #   <!-- readme-examples: partman -->    where pg_partman 4 is installed, in
 #                                        test/t/080_partman.pl
+#   <!-- readme-examples: mesh -->       on every server of a mesh under
+#                                        logical replication, in
+#                                        test/t/101_mesh_readme.pl
 #   <!-- readme-examples: skip -->       nowhere (say, a block that shows an
 #                                        error on purpose)
 #
@@ -78,13 +81,13 @@ for my $i (0 .. $#lines)
 			$marker = $1;
 			die "README.md line " . ($i + 1) . ": unknown readme-examples marker '$marker'"
 			  unless $marker =~
-			  /^(?:skip|citus|partman|registry|member|registry-conf|registry-hba|member-conf|member-passfile)$/;
+			  /^(?:skip|citus|partman|mesh|registry|member|registry-conf|registry-hba|member-conf|member-passfile)$/;
 		}
 		elsif ($line =~ /^```\s*(\S*)/)
 		{
 			$where = $marker // 'demo';
 			($in, $runs, $start, @body) =
-			  (1, lc($1) eq 'sql' && $where !~ /^(?:skip|citus|partman)$/, $i + 1);
+			  (1, lc($1) eq 'sql' && $where !~ /^(?:skip|citus|partman|mesh)$/, $i + 1);
 			$marker = undef;
 		}
 		elsif ($line =~ /\S/)
