@@ -90,7 +90,7 @@ snowid_local_only(PG_FUNCTION_ARGS)
 				 errmsg("skipping a change to snowid table \"%s.%s\" that arrived by logical replication",
 						get_namespace_name(RelationGetNamespace(rel)),
 						RelationGetRelationName(rel)),
-				 errdetail("snowid's tables hold the state of their own server (its tickets, or a registry's leases and ranges), which a change made on another server must not overwrite. The other changes of the transaction are applied."),
+				 errdetail("The tables of snowid hold the state of their own server (its tickets, or a registry's leases and ranges), which a change made on another server must not overwrite. The other changes of the transaction are applied."),
 				 errhint("Publish the application's tables by name (CREATE PUBLICATION ... FOR TABLE) rather than FOR ALL TABLES, and create the tickets on every server.")));
 	}
 	return PointerGetDatum(NULL);
