@@ -137,7 +137,7 @@ for my $block (@blocks)
 		}
 		if ($block->[1] =~ /INSERT INTO orders/)
 		{
-			ok($server{$name}->poll_query_until('shop', q{SELECT state = 'ok' FROM snowid_registry_status()}),
+			ok(wait_registry_state($server{$name}, 'ok', 'shop'),
 				'server ' . uc($name) . ' holds a node granted by the registry');
 		}
 		run_block($name, $block, $block->[1]);
