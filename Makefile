@@ -37,6 +37,7 @@ OBJS = \
 	src/ticket_sql.o \
 	src/ticket_hooks.o \
 	src/partition_guard.o \
+	src/replication_guard.o \
 	src/alter_system.o \
 	src/rmgr.o \
 	src/registry_conn.o \
@@ -58,7 +59,8 @@ INSTALL_PARTS = \
 	sql/install/40_pool_registry.sql \
 	sql/install/50_pool_member.sql \
 	sql/install/60_uuid.sql \
-	sql/install/70_convert.sql
+	sql/install/70_convert.sql \
+	sql/install/80_replication.sql
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = sql/$(EXTENSION)--1.0.sql $(wildcard sql/$(EXTENSION)--*--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)

@@ -126,7 +126,8 @@ SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 -- 1.8: no caller, copy or forgetful registry makes a duplicate.
 ALTER EXTENSION snowid UPDATE TO '1.8';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
--- 1.9: a way in from pgEdge's snowflake.
+-- 1.9: a way in from pgEdge's snowflake; snowid's tables skip changes
+-- that arrive by logical replication.
 ALTER EXTENSION snowid UPDATE TO '1.9';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 DROP SEQUENCE upgrade_keep, upgrade_13;

@@ -55,6 +55,7 @@ PG_FUNCTION_INFO_V1(snowid_ticket_registered);
 
 static object_access_hook_type prev_object_access_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility = NULL;
+static bool keeping_triggers = false;
 
 /* ---------- DROP ---------- */
 
@@ -230,23 +231,36 @@ snowid_ticket_enables_trigger(AlterTableStmt *stmt)
 
 /*
  * After an ALTER TABLE that enabled triggers of snowid_ticket, make its two
- * guard triggers fire ALWAYS again (in every session_replication_role), as
- * the install script created them.  Runs as the statement's user, who owns
- * the table or is a superuser; the names are quoted and qualified.
+ * guard triggers fire ALWAYS again (in every session_replication_role), and
+ * snowid_local_only (from 1.9) REPLICA, as the install script created them.
+ * Runs as the statement's user, who owns the table or is a superuser; the
+ * names are quoted and qualified.
  */
 static void
 snowid_ticket_keep_triggers_always(Oid table)
 {
 	char	   *sql;
+	bool		local_only = OidIsValid(get_trigger_oid(table, "snowid_local_only", true));
 
 	sql = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER snowid_ticket_fixed, "
-				   "ENABLE ALWAYS TRIGGER snowid_ticket_registered",
+				   "ENABLE ALWAYS TRIGGER snowid_ticket_registered%s",
 				   quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)),
-											  get_rel_name(table)));
+											  get_rel_name(table)),
+				   local_only ? ", ENABLE REPLICA TRIGGER snowid_local_only" : "");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "re-enabling the triggers of snowid_ticket failed");
+	/* that ALTER TABLE enables triggers too: the hook leaves it alone */
+	keeping_triggers = true;
+	PG_TRY();
+	{
+		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "re-enabling the triggers of snowid_ticket failed");
+	}
+	PG_FINALLY();
+	{
+		keeping_triggers = false;
+	}
+	PG_END_TRY();
 	SPI_finish();
 	pfree(sql);
 }
@@ -324,7 +338,7 @@ snowid_ticket_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
-	if (OidIsValid(reenable))
+	if (OidIsValid(reenable) && !keeping_triggers)
 		snowid_ticket_keep_triggers_always(reenable);
 }
 

@@ -352,6 +352,19 @@ check_uuid_bench() {
 		! grep -q 'n/a (PostgreSQL < 18)' "$1"
 	fi
 }
+check_mesh_bench() {
+	if grep -q '^mesh bench: skipped: ' "$1"; then
+		sed -n 's/^mesh bench: //p' "$1" | head -1
+		return 2
+	fi
+	grep -q '^| `snowid_next()` |' "$1" && grep -q 'Duplicate keys at the end, all tables: 0\.' "$1" &&
+		no_nan "$1" || return 1
+	if grep -q '^mesh bench: uuidv7() skipped: ' "$1"; then
+		echo "uuidv7() skipped: PostgreSQL < 18"
+	else
+		! grep -q 'n/a (PostgreSQL < 18)' "$1"
+	fi
+}
 check_citus_bench() {
 	if grep -q '^citus bench: skipped: ' "$1"; then
 		sed -n 's/^citus bench: //p' "$1" | head -1
@@ -402,6 +415,9 @@ run_suite() {
 		# snowid beside uuidv7() (issue 25): below PostgreSQL 18 the uuidv7()
 		# rows say "n/a (PostgreSQL < 18)" and the rest runs.
 		bench_smoke "uuid bench" uuid.sh 55470 bench-uuid.log check_uuid_bench
+		# three servers under bidirectional logical replication (issue 31):
+		# skipped on 15 (no origin = none), uuidv7() n/a below 18.
+		bench_smoke "mesh bench" mesh.sh 55484 bench-mesh.log check_mesh_bench
 		echo "$major_passed $major_failed" >bench-side.count
 	) >bench-side.out 2>&1 &
 	side=$!
@@ -434,7 +450,7 @@ run_suite() {
 	# cannot be had (no tarball, a major Citus 14 does not build against)
 	# it prints "citus bench: skipped: <reason>", counted neither way.
 	SNOWID_BENCH_PG_CONFIG=$PG_CONFIG bench_smoke "citus bench" citus.sh 55490 bench-citus.log check_citus_bench
-	echo "logs: $work/{regress,isolation,tap,fuzz,bench,bench-registry,bench-renewals,bench-inserts,bench-uuid,bench-citus}.log"
+	echo "logs: $work/{regress,isolation,tap,fuzz,bench,bench-registry,bench-renewals,bench-inserts,bench-uuid,bench-mesh,bench-citus}.log"
 	cd "$SNOWID_SRC" || return
 }
 

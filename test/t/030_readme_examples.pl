@@ -29,6 +29,9 @@
 #                                        in test/t/083_from_pgedge.pl (with the
 #                                        postgresql.conf lines of the block
 #                                        marked pgedge-conf)
+#   <!-- readme-examples: mesh -->       on every server of a mesh under
+#                                        logical replication, in
+#                                        test/t/101_mesh_readme.pl
 #   <!-- readme-examples: skip -->       nowhere (say, a block that shows an
 #                                        error on purpose)
 #
@@ -101,13 +104,13 @@ for my $i (0 .. $#lines)
 			$marker = $1;
 			die "README.md line " . ($i + 1) . ": unknown readme-examples marker '$marker'"
 			  unless $marker =~
-			  /^(?:skip|citus|partman|pgedge|pgedge-conf|registry|member|registry-conf|registry-hba|member-conf|member-passfile)$/;
+			  /^(?:skip|citus|partman|pgedge|pgedge-conf|mesh|registry|member|registry-conf|registry-hba|member-conf|member-passfile)$/;
 		}
 		elsif ($line =~ /^```\s*(\S*)/)
 		{
 			$where = $marker // 'demo';
 			($in, $runs, $start, @body) =
-			  (1, lc($1) eq 'sql' && $where !~ /^(?:skip|citus|partman|pgedge)$/, $i + 1);
+			  (1, lc($1) eq 'sql' && $where !~ /^(?:skip|citus|partman|pgedge|mesh)$/, $i + 1);
 			$marker = undef;
 		}
 		elsif ($line =~ /\S/)

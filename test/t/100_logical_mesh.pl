@@ -29,8 +29,8 @@
 # every server of the mesh inserts into t_pool, so every one is a member.
 #
 # The publications list the application's tables (FOR TABLE): a FOR ALL
-# TABLES publication also carries snowid's own tables, which stops
-# replication (see 5.).
+# TABLES publication also carries snowid's own tables, whose changes the
+# subscribers skip from 1.9 and which stopped replication before (see 5.).
 #
 # 1. Three servers A, B, C, each publishing and subscribing to the two
 #    others (copy_data = false: the tables are created empty, or with the
@@ -70,14 +70,20 @@
 #    still 0).
 # 5. FOR ALL TABLES, in a database of its own on A and B (B subscribes to
 #    A): the publication includes snowid's tables (snowid_ticket, the
-#    registry's and the pools'), and a row of snowid_ticket written on A
-#    (a ticket created, or dropped) reaches B's apply worker, which fails on
-#    it at every retry, stopping the whole subscription: B lacks the
-#    sequence ("does not exist"); B has its own ticket of that name
-#    (insert_exists on snowid_ticket, B's settings kept); A drops a ticket B
-#    also has (B refuses to delete its row).  Nothing of B's tickets is
-#    overwritten, but nothing after that change arrives until the
-#    transaction is skipped (ALTER SUBSCRIPTION ... SKIP).
+#    registry's and the pools'; CREATE PUBLICATION warns so, from 1.9), so
+#    a row of snowid_ticket written on A (a ticket created, or dropped) or
+#    of snowid_pool reaches B's apply worker.  The guard (1.9), a trigger
+#    on each of snowid's tables that fires in replication's workers only,
+#    skips such a change with a WARNING: the application's rows of the
+#    same transaction and all after it arrive, and B's tickets keep their
+#    own settings (A's ticket of the same name does not overwrite B's).  A
+#    ticket that B lacks still stops the subscription (its name cannot be
+#    read on B, before any trigger) until B creates it.  Then the guard
+#    disabled on B, as before 1.9: a ticket of the same name (insert_exists
+#    on snowid_ticket) and a ticket dropped on A that B also has (B refuses
+#    to delete its row) stop the whole subscription at every retry, until
+#    the transaction is skipped (ALTER SUBSCRIPTION ... SKIP), the
+#    application's rows in it with it.
 #
 # No assertion depends on timing: every wait polls (with the suite's
 # timeout), and the load is rate-limited pgbench for a few seconds.
@@ -784,8 +790,11 @@ for my $name (qw(a b))
 CREATE EXTENSION snowid;
 SELECT snowid_ticket_create('public.early', shard => $shard{$name}, shards => 8, type => 'integer');
 CREATE TABLE notes (id bigint PRIMARY KEY DEFAULT snowid_next(), note text);
-CREATE PUBLICATION everything FOR ALL TABLES;
 });
+	my ($r, $o, $e) = $server{$name}->psql('allpub',
+		'CREATE PUBLICATION everything FOR ALL TABLES');
+	like($e, qr/WARNING:  publication "everything" publishes snowid's own tables/,
+		'5. CREATE PUBLICATION ... FOR ALL TABLES on ' . uc($name) . ' warns that it publishes snowid\'s tables (1.9)');
 }
 my $published = $server{a}->safe_psql('allpub',
 	q{SELECT string_agg(tablename, ' ' ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'everything' AND tablename LIKE 'snowid%'});
@@ -812,50 +821,119 @@ $server{a}->safe_psql('allpub',
 ok(note_arrives('after 5000 values'),
 	'5. values taken on A from a ticket created before the subscription (its served mark raised in place) send B nothing it fails on');
 
-# $change on A reaches B as a change of snowid_ticket, on which B's apply
-# worker fails with $error at every retry: the row inserted on A after it
-# waits until B skips that transaction.
+my $skip_warning =
+  qr/WARNING:  skipping a change to snowid table "public\.(snowid_\w+)" that arrived by logical replication/;
+
+# With the guard (1.9: the trigger snowid_local_only, enabled REPLICA on
+# each of snowid's tables): $change on A, in one transaction with a row of
+# the application, reaches B as a change of snowid's table $table, which
+# B's apply worker skips with a WARNING; the application's row of that
+# transaction arrives, and so does the next one.
+sub skipped
+{
+	my ($what, $change, $table) = @_;
+	my $pos = -s $server{b}->logfile;
+	my $errors = $server{b}->safe_psql('allpub',
+		q{SELECT apply_error_count FROM pg_stat_subscription_stats WHERE subname = 'b_all'});
+	$server{a}->safe_psql('allpub',
+		"BEGIN;\n$change;\nINSERT INTO notes (note) VALUES ('with $what');\nCOMMIT;");
+	$server{a}->safe_psql('allpub', "INSERT INTO notes (note) VALUES ('after $what')");
+	ok(note_arrives("with $what") && note_arrives("after $what"),
+		"5. $what: the application's row of the same transaction, and the next row, reach B");
+	my ($skipped) = slurp_file($server{b}->logfile, $pos) =~ $skip_warning;
+	is($skipped // 'no warning', $table,
+		"5. $what: B's apply worker skips the change of $table with a WARNING");
+	is( $server{b}->safe_psql('allpub',
+			q{SELECT apply_error_count FROM pg_stat_subscription_stats WHERE subname = 'b_all'}),
+		$errors, "5. $what: B counts no apply error");
+	return;
+}
+
+# Without the guard (B's trigger disabled): $change on A reaches B as a
+# change of snowid_ticket, on which B's apply worker fails with $error at
+# every retry: the row inserted on A after it waits until B skips that
+# transaction.
 sub stalls
 {
 	my ($what, $change, $error) = @_;
 	my $pos = -s $server{b}->logfile;
 	$server{a}->safe_psql('allpub', $change);
-	$server{a}->safe_psql('allpub', "INSERT INTO notes (note) VALUES ('after $what')");
+	$server{a}->safe_psql('allpub', "INSERT INTO notes (note) VALUES ('unguarded, after $what')");
 	my $next = $server{b}->wait_for_log($error, $pos);
 	$server{b}->wait_for_log($error, $next);
-	is( $server{b}->safe_psql('allpub', "SELECT count(*) FROM notes WHERE note = 'after $what'"),
+	is( $server{b}->safe_psql('allpub', "SELECT count(*) FROM notes WHERE note = 'unguarded, after $what'"),
 		0,
-		"5. $what: B's apply worker fails on the row of snowid_ticket at every retry, and the row inserted on A after it does not arrive (the subscription stops)"
+		"5. without the guard, $what: B's apply worker fails on the row of snowid_ticket at every retry, and the row inserted on A after it does not arrive (the subscription stops)"
 	);
 	my ($lsn) = slurp_file($server{b}->logfile, $pos) =~
 	  /replication target relation "public\.snowid_ticket".*?finished at ([0-9A-F]+\/[0-9A-F]+)/;
 	$server{b}->safe_psql('allpub', "ALTER SUBSCRIPTION b_all SKIP (lsn = '$lsn')");
-	ok(note_arrives("after $what"),
-		"5. $what: once B skips that transaction (ALTER SUBSCRIPTION ... SKIP), the rows after it arrive");
+	ok(note_arrives("unguarded, after $what"),
+		"5. without the guard, $what: once B skips that transaction (ALTER SUBSCRIPTION ... SKIP), the rows after it arrive");
 	return;
 }
 
-stalls('a ticket created on A alone',
-	q{SELECT snowid_ticket_create('public.only_on_a', shard => 0, shards => 8)},
-	qr/relation "public\.only_on_a" does not exist/);
+is( $server{b}->safe_psql('allpub',
+		q{SELECT string_agg(DISTINCT tgenabled::text, ',') || ' on ' || count(*) || ' tables' FROM pg_trigger WHERE tgname = 'snowid_local_only'}),
+	'R on 7 tables',
+	'5. the guard: trigger snowid_local_only on each of snowid\'s 7 tables, enabled REPLICA (it fires in logical replication\'s workers only)');
 
 $server{b}->safe_psql('allpub',
 	q{SELECT snowid_ticket_create('public.late', shard => 1, shards => 8)});
-stalls('a ticket created on B, then on A under the same name',
+skipped('a ticket created on B, then on A under the same name',
 	q{SELECT snowid_ticket_create('public.late', shard => 0, shards => 8)},
-	qr/conflict detected on relation "public\.snowid_ticket": conflict=insert_exists|duplicate key value violates unique constraint "snowid_ticket_pkey"/
-);
+	'snowid_ticket');
 is( $server{b}->safe_psql('allpub',
 		q{SELECT shard || ' of ' || shards FROM snowid_ticket WHERE seqrelid = 'public.late'::regclass}),
 	'1 of 8',
 	'5. B\'s ticket keeps its own stripe (shard 1 of 8): the row of A\'s ticket of the same name did not overwrite it');
 
-stalls('a ticket dropped on A that B also has',
-	q{DROP SEQUENCE public.early},
-	qr/the row of ticket sequence "public\.early" cannot be deleted/);
+skipped('a ticket dropped on A that B also has', q{DROP SEQUENCE public.early},
+	'snowid_ticket');
 is( $server{b}->safe_psql('allpub',
 		q{SELECT snowid_ticket_shard('public.early', snowid_ticket_next('public.early'))}),
 	1, '5. B\'s ticket of that name is still a ticket of shard 1 and issues values');
+
+skipped('a pool created on A (a registry table)',
+	q{SELECT snowid_pool_create('only_on_a')}, 'snowid_pool');
+is($server{b}->safe_psql('allpub', q{SELECT count(*) FROM snowid_pools}),
+	0, '5. B has no pool: the row of A\'s pool was not applied');
+
+# A ticket B lacks: its row names a sequence B does not have, and the apply
+# worker fails on that name before any trigger fires (a regclass read as
+# text), as it would on a table missing on B.  Once B creates the ticket,
+# the change is skipped and everything after it arrives.
+my $pos = -s $server{b}->logfile;
+$server{a}->safe_psql('allpub',
+	q{SELECT snowid_ticket_create('public.only_on_a', shard => 0, shards => 8);
+	  INSERT INTO notes (note) VALUES ('after only_on_a')});
+$server{b}->wait_for_log(qr/relation "public\.only_on_a" does not exist/, $pos);
+is($server{b}->safe_psql('allpub', q{SELECT count(*) FROM notes WHERE note = 'after only_on_a'}),
+	0, '5. a ticket created on A alone: B\'s apply worker fails on its name, as on a missing table, and waits');
+$server{b}->safe_psql('allpub',
+	q{SELECT snowid_ticket_create('public.only_on_a', shard => 1, shards => 8)});
+ok(note_arrives('after only_on_a'),
+	'5. once B creates the same ticket, the change is skipped and the rows after it arrive');
+is( $server{b}->safe_psql('allpub',
+		q{SELECT shard || ' of ' || shards FROM snowid_ticket WHERE seqrelid = 'public.only_on_a'::regclass}),
+	'1 of 8', '5. and B\'s ticket of that name is B\'s (shard 1 of 8)');
+
+# The same without the guard: B's trigger disabled.
+$server{b}->safe_psql('allpub',
+	'ALTER TABLE snowid_ticket DISABLE TRIGGER snowid_local_only');
+$server{b}->safe_psql('allpub',
+	q{SELECT snowid_ticket_create('public.late2', shard => 1, shards => 8)});
+stalls('a ticket created on B, then on A under the same name',
+	q{SELECT snowid_ticket_create('public.late2', shard => 0, shards => 8)},
+	qr/conflict detected on relation "public\.snowid_ticket": conflict=insert_exists|duplicate key value violates unique constraint "snowid_ticket_pkey"/
+);
+stalls('a ticket dropped on A that B also has',
+	q{DROP SEQUENCE public.late},
+	qr/the row of ticket sequence "public\.late" cannot be deleted/);
+$server{b}->safe_psql('allpub',
+	'ALTER TABLE snowid_ticket ENABLE REPLICA TRIGGER snowid_local_only');
+skipped('a ticket dropped on A that B also has, the guard enabled again',
+	q{DROP SEQUENCE public.late2}, 'snowid_ticket');
 
 note sprintf 'done in %.1f s', time - $started;
 done_testing();

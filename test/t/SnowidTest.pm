@@ -177,12 +177,12 @@ $$;
 };
 }
 
-# Wait (up to the TAP timeout) until snowid_registry_status() on $node says
-# $state; true if it did.
+# Wait (up to the TAP timeout) until snowid_registry_status() on $node
+# (in database $db, postgres if not given) says $state; true if it did.
 sub wait_registry_state
 {
-	my ($node, $state) = @_;
-	return $node->poll_query_until('postgres',
+	my ($node, $state, $db) = @_;
+	return $node->poll_query_until($db // 'postgres',
 		"SELECT state = '$state' FROM snowid_registry_status()");
 }
 
