@@ -86,7 +86,8 @@
 #    application's rows in it with it.
 #
 # No assertion depends on timing: every wait polls (with the suite's
-# timeout), and the load is rate-limited pgbench for a few seconds.
+# timeout), and the load is rate-limited pgbench: 30 s on the three servers
+# at first (SNOWID_MESH_SECONDS), a few seconds in the later phases.
 
 use strict;
 use warnings;
@@ -583,7 +584,10 @@ for my $sub (qw(a b c))
 wait_mesh(qw(a b c));
 mark_logs();
 
-my %load = map { $_ => start_load($_, 'p1', 8) } qw(a b c);
+# the first load: 30 s on every server, as issue 31 asks (or
+# SNOWID_MESH_SECONDS); the later phases are shorter
+my $p1_secs = $ENV{SNOWID_MESH_SECONDS} // 30;
+my %load = map { $_ => start_load($_, 'p1', $p1_secs) } qw(a b c);
 my %processed = map { $_ => finish_load($load{$_}, '1. three servers') } qw(a b c);
 check_mesh('1. three servers under load', [qw(a b c)], { p1 => \%processed });
 
