@@ -33,6 +33,7 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "parser/parse_type.h"
@@ -233,27 +234,50 @@ snowid_ticket_enables_trigger(AlterTableStmt *stmt)
  * After an ALTER TABLE that enabled triggers of snowid_ticket, make its two
  * guard triggers fire ALWAYS again (in every session_replication_role), and
  * snowid_local_only (from 1.9) REPLICA, as the install script created them.
- * Runs as the statement's user, who owns the table or is a superuser; the
- * names are quoted and qualified.
+ * Only the triggers that exist are named: pg_upgrade's restore creates them
+ * one at a time, snowid_local_only (with its ENABLE REPLICA) first.  Runs
+ * as the statement's user, who owns the table or is a superuser; the names
+ * are quoted and qualified.
  */
 static void
 snowid_ticket_keep_triggers_always(Oid table)
 {
-	char	   *sql;
-	bool		local_only = OidIsValid(get_trigger_oid(table, "snowid_local_only", true));
+	static const struct
+	{
+		const char *name;
+		const char *mode;
+	}			keep[] = {
+		{"snowid_ticket_fixed", "ALWAYS"},
+		{"snowid_ticket_registered", "ALWAYS"},
+		{"snowid_local_only", "REPLICA"},
+	};
+	StringInfoData sql;
+	bool		any = false;
 
-	sql = psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER snowid_ticket_fixed, "
-				   "ENABLE ALWAYS TRIGGER snowid_ticket_registered%s",
-				   quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)),
-											  get_rel_name(table)),
-				   local_only ? ", ENABLE REPLICA TRIGGER snowid_local_only" : "");
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER TABLE %s",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)),
+												get_rel_name(table)));
+	for (int i = 0; i < lengthof(keep); i++)
+	{
+		if (!OidIsValid(get_trigger_oid(table, keep[i].name, true)))
+			continue;
+		appendStringInfo(&sql, "%s ENABLE %s TRIGGER %s", any ? "," : "",
+						 keep[i].mode, quote_identifier(keep[i].name));
+		any = true;
+	}
+	if (!any)
+	{
+		pfree(sql.data);
+		return;
+	}
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* that ALTER TABLE enables triggers too: the hook leaves it alone */
 	keeping_triggers = true;
 	PG_TRY();
 	{
-		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "re-enabling the triggers of snowid_ticket failed");
 	}
 	PG_FINALLY();
@@ -262,7 +286,7 @@ snowid_ticket_keep_triggers_always(Oid table)
 	}
 	PG_END_TRY();
 	SPI_finish();
-	pfree(sql);
+	pfree(sql.data);
 }
 
 /*
