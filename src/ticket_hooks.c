@@ -258,7 +258,7 @@ snowid_ticket_keep_triggers_always(Oid table)
 	appendStringInfo(&sql, "ALTER TABLE %s",
 					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)),
 												get_rel_name(table)));
-	for (int i = 0; i < lengthof(keep); i++)
+	for (size_t i = 0; i < lengthof(keep); i++)
 	{
 		if (!OidIsValid(get_trigger_oid(table, keep[i].name, true)))
 			continue;
