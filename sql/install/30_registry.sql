@@ -982,6 +982,7 @@ DECLARE
 	v_dec record;
 	v_held integer;
 	v_busy integer := 0;
+	v_unblocked boolean := false;
 	v_host record;
 BEGIN
 	PERFORM @extschema@.snowid_registry_claim_check(p_max_node, p_layout,
@@ -1126,9 +1127,22 @@ BEGIN
 				-- another transaction wrote the row and is still open, or
 				-- did meanwhile: a node of this server's own is not given
 				-- up for it, nor one named, nor more than a few assigned
-				-- ones (an error: the member keeps its lease and asks again)
+				-- ones.  A transaction left open there (a member's claim
+				-- of a node whose lease ran out, then no COMMIT) would keep
+				-- that node's holder out for as long as it likes: its
+				-- session is ended once the transaction is 1 s old
+				-- (snowid_registry_unblock), and the claim reads the row
+				-- again, once; still held, an error (the member keeps its
+				-- lease and asks again).
 				v_busy := v_busy + 1;
 				IF v_dec.own OR v_dec.successor OR p_auto IS NOT TRUE OR v_busy > 3 THEN
+					IF NOT v_unblocked AND @extschema@.snowid_registry_unblock(
+							ARRAY[pg_catalog.format('%I.snowid_registry_node', '@extschema@')::regclass]) THEN
+						v_unblocked := true;
+						v_busy := v_busy - 1;
+						result := NULL;
+						CONTINUE;
+					END IF;
 					RAISE EXCEPTION 'node % is being written by another transaction', v_target
 						USING ERRCODE = 'lock_not_available',
 							  HINT = 'Claim again in a moment.';
@@ -1236,9 +1250,12 @@ COMMENT ON FUNCTION snowid_registry_reassert(integer, boolean, integer, text, te
 'registry, internal: snowid_registry_claim for a member that holds the lease until p_held_until (its renewal): a registry that may have forgotten the lease grants it back to its holder before any new one';
 
 -- A clean shutdown of the holder ends its lease at once.  The row is
--- written only if no other transaction holds it (never waited for); what
--- the next holder must stay above is kept: the latest time any holder
--- could have issued an ID at.
+-- written only if no other transaction holds it (not waited for: one that
+-- has held it open for more than 1 s, a member's claim of the node after
+-- its lease ran out, then no COMMIT, has its session ended by
+-- snowid_registry_unblock, and the release tries once more); what the next
+-- holder must stay above is kept: the latest time any holder could have
+-- issued an ID at.
 CREATE FUNCTION snowid_registry_release(p_node_id integer, p_start_id text,
 										p_secret text, p_last_id bigint)
 RETURNS boolean
@@ -1252,13 +1269,23 @@ DECLARE
 	v_now timestamptz := pg_catalog.clock_timestamp();
 	v_row @extschema@.snowid_registry_node;
 BEGIN
-	SELECT n.* INTO v_row FROM @extschema@.snowid_registry_node n
-	  WHERE n.node_id = p_node_id AND n.start_id = p_start_id
-		AND n.holder_role = pg_catalog.session_user()
-		AND n.secret_hash = encode(sha256(convert_to(coalesce(p_secret, ''), 'UTF8')), 'hex')
-		AND n.released_at IS NULL
-	  FOR UPDATE NOWAIT;
-	IF NOT FOUND THEN
+	FOR v_try IN 1..2 LOOP
+		BEGIN
+			SELECT n.* INTO v_row FROM @extschema@.snowid_registry_node n
+			  WHERE n.node_id = p_node_id AND n.start_id = p_start_id
+				AND n.holder_role = pg_catalog.session_user()
+				AND n.secret_hash = encode(sha256(convert_to(coalesce(p_secret, ''), 'UTF8')), 'hex')
+				AND n.released_at IS NULL
+			  FOR UPDATE NOWAIT;
+			EXIT;
+		EXCEPTION WHEN lock_not_available THEN
+			IF v_try = 2 OR NOT @extschema@.snowid_registry_unblock(
+					ARRAY[pg_catalog.format('%I.snowid_registry_node', '@extschema@')::regclass]) THEN
+				RAISE;
+			END IF;
+		END;
+	END LOOP;
+	IF v_row.node_id IS NULL THEN
 		RETURN false;
 	END IF;
 	-- the bound of the IDs it issued, as it reports it: possible

@@ -605,14 +605,17 @@ class RegistryFuzz(RuleBasedStateMachine):
              and 'being claimed by another transaction' in rows[0][4])
         # (but a node that an open transaction is claiming: a claim naming
         # it is answered busy, as it would be refused once that claim
-        # commits; the transaction holds its own node's row only, as
-        # snowid_registry_claim says, and nothing anyone else needs; and
-        # the lock of the caller's own role, which only its own sessions take)
+        # commits; the transaction holds the row of the node it was granted
+        # only, as snowid_registry_claim says, which no one else needs but
+        # that node's holder of before, whose lease ran out: its claim and
+        # release end that transaction (1.10), never busy; and the lock of
+        # the caller's own role, which only its own sessions take)
         said = ((err.pgerror or '') if err is not None else
                 str(rows[0][4]) if rows and rows[0] and len(rows[0]) > 4 else '')
         contended = re.search(r'node (\d+) is being (?:written|claimed) by another transaction', said)
-        if contended and any(int(contended.group(1)) in o.open_nodes
-                             for o in self.members if o.open is not None):
+        if contended and int(contended.group(1)) not in m.holds and \
+           any(int(contended.group(1)) in o.open_nodes
+               for o in self.members if o.open is not None):
             busy = False
             STATS['states'].add((fn, 'busy on a node an open transaction is claiming'))
         if f'login role {m.role} is claiming another node' in said:

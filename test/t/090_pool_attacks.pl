@@ -24,6 +24,10 @@
 # 6. The attacker makes a new registry's first claim (which sets its layout)
 #    and holds its transaction open: m_v's claim answers 'ok' within 3 s,
 #    and the attacker's session is ended.
+# 7. m_v's lease of node 7 runs out; the attacker claims node 7 (granted)
+#    and holds that transaction open: m_v's claim of its own node answers
+#    'ok' within 3 s, and so does its release (the attacker taking the
+#    node again meanwhile), each ending the attacker's session.
 
 use strict;
 use warnings;
@@ -260,6 +264,73 @@ $first{handle}->finish;
 like($first{err}, qr/terminat/, "... and the attacker's session was ended");
 is($registry->safe_psql('reg2', 'SELECT layout FROM snowid_registry_settings'),
 	$layout, "... the layout the member's claim set");
+
+# ==== 7. a node's row held open ====
+
+# A member out of reach long enough for its lease to run out (here: its
+# lease ended by hand) may still come back and renew, or release at its
+# shutdown.  An attacker that claims that node (granted: the lease has run
+# out) and leaves its transaction open must not keep the holder out: the
+# holder's claim of its own node, and its release, end the attacker's
+# session once its transaction is 1 s old and answer (found by the fuzzer,
+# seed 6161: "node is being written by another transaction" and 55P03 for
+# as long as the attacker held).
+$registry->safe_psql('reg2',
+	"GRANT EXECUTE ON FUNCTION ${\ registry_signature('release')} TO snowid_members");
+sub lapse_and_hold
+{
+	my ($node) = @_;
+	$registry->safe_psql('reg2', qq{
+UPDATE snowid_registry_node
+   SET lease_until = now() - interval '1 min', last_seen = now() - interval '1 min'
+ WHERE node_id = $node});
+	my %h = (out => '', err => '');
+	$h{handle} = IPC::Run::start(
+		[
+			'psql', '-X', '-h', $registry->host, '-p', $registry->port,
+			'-U', 'm_x', '-d', 'reg2', '-At', '-c',
+			'BEGIN; ' . sprintf($claim2, $node, 'm_x', "evil$node") . '; SELECT pg_sleep(10); COMMIT;'
+		],
+		'>', \$h{out}, '2>', \$h{err});
+	$registry->poll_query_until('reg2',
+		"SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'm_x' AND wait_event = 'PgSleep'")
+	  or die 'the attacker never slept';
+	return \%h;
+}
+
+is($registry->safe_psql('reg2', sprintf($claim2, 7, 'm_v', 'vic7'), extra_params => [ '-U', 'm_v' ]),
+	'ok', 'm_v holds node 7');
+my $held = lapse_and_hold(7);
+is($registry->safe_psql('reg2', q{
+SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+ WHERE a.usename = 'm_x' AND l.relation = 'snowid_registry_node'::regclass
+   AND l.mode = 'RowExclusiveLock'}),
+	'1', "the attacker's claim of node 7 (its lease run out) wrote the node's row and holds it");
+$t0 = time;
+($rc2, $out2, $err2) = $registry->psql('reg2', sprintf($claim2, 7, 'm_v', 'vic7'),
+	extra_params => [ '-U', 'm_v' ]);
+$took = time - $t0;
+is($out2, 'ok', "7. the holder's claim of its node while the attacker holds the node's row open: ok")
+  or diag($err2);
+cmp_ok($took, '<', 3, "... within 3 s (took ${\ sprintf('%.1f', $took)} s)");
+$held->{handle}->finish;
+like($held->{err}, qr/terminat/, "... and the attacker's session was ended");
+is($registry->safe_psql('reg2', 'SELECT holder_role || \' \' || start_id FROM snowid_registry_node WHERE node_id = 7'),
+	'm_v vic7', '... node 7 stays the holder\'s');
+
+$held = lapse_and_hold(7);
+$t0 = time;
+($rc2, $out2, $err2) = $registry->psql('reg2',
+	"SELECT snowid_registry_release(7, 'vic7', repeat('s', 32), 0)",
+	extra_params => [ '-U', 'm_v' ]);
+$took = time - $t0;
+is($out2, 't', "the holder's release of its node while the attacker holds the row open: done")
+  or diag($err2);
+cmp_ok($took, '<', 3, "... within 3 s (took ${\ sprintf('%.1f', $took)} s)");
+$held->{handle}->finish;
+like($held->{err}, qr/terminat/, "... and the attacker's session was ended");
+is($registry->safe_psql('reg2', 'SELECT released_at IS NOT NULL FROM snowid_registry_node WHERE node_id = 7'),
+	't', '... node 7 is released');
 
 $b->stop;
 $registry->stop;
