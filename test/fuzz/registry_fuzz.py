@@ -632,6 +632,20 @@ class RegistryFuzz(RuleBasedStateMachine):
                          + (str(err).strip() if err is not None else repr(rows)))
         return rows, err, t0, t1
 
+    def held_open_by_other(self, m, node):
+        """Whether another member's transaction left open was granted node
+        (m's, whose lease ran out) by a claim."""
+        return any(node in o.open_nodes for o in self.members
+                   if o is not m and o.open is not None)
+
+    def note_past_open(self, fn, rows, err):
+        """The state of a holder's claim or release of its node while another
+        member's open transaction holds the node's row (no_lockout checks
+        the answer)."""
+        STATS['states'].add((fn, 'its holder past another\'s open claim of its node: '
+                             + (f'ERROR {err.pgcode}' if err is not None else
+                                str(rows[0][0]) if rows and rows[0] else 'nothing')))
+
     def claim_sql(self, reassert=False):
         """snowid_registry_claim, or snowid_registry_reassert (one more
         argument: p_held_until, given in seconds since 1970)."""
@@ -1014,8 +1028,11 @@ class RegistryFuzz(RuleBasedStateMachine):
         if node is None and m.holds:
             node = sorted(m.holds)[0]
         last_id = id_at(REG.now_ms()) - (1 << 22) if m.holds else None
+        past = node in m.holds and self.held_open_by_other(m, node)
         rows, err, t0, t1 = self.call(m, self.claim_sql(),
                                       self.claim_args(m, node, auto=node is None, last_id=last_id))
+        if past:
+            self.note_past_open('snowid_registry_claim', rows, err)
         self.take_claim_answer(m, node, rows, t0, t1, last_id)
         self.check_cross_role(m)
         self.check_pools('a claim')
@@ -1109,9 +1126,12 @@ class RegistryFuzz(RuleBasedStateMachine):
         node = sorted(m.holds)[0]
         t0 = REG.now_ms()
         last_id = id_at(t0)
+        past = self.held_open_by_other(m, node)
         rows, err, _, _ = self.call(m, "SELECT snowid.snowid_registry_release(%s::int4, %s::text, "
                                     "%s::text, %s::int8)",
                                     [node, m.start_id, m.secret, last_id])
+        if past:
+            self.note_past_open('snowid_registry_release', rows, err)
         if rows and rows[0][0]:
             # it stopped issuing before it released (the registry had its
             # row: it keeps the floor)
