@@ -33,6 +33,7 @@ OBJS = \
 	src/stats.o \
 	src/registry_sql.o \
 	src/registry_guard.o \
+	src/registry_xact.o \
 	src/pool_sql.o \
 	src/ticket_sql.o \
 	src/ticket_hooks.o \

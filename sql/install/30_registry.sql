@@ -224,6 +224,20 @@ REVOKE ALL ON FUNCTION snowid_registry_host() FROM PUBLIC;
 COMMENT ON FUNCTION snowid_registry_host() IS
 'registry, internal: this server as the host of the registry: the layout and node it issues IDs under now (NULL while it issues none, or where snowid is not preloaded), its max_lead, a bound above every ID it has issued, its start and its identity as a member would send it';
 
+-- A transaction that locked rows of the registry cannot be prepared: its
+-- locks would outlive every session snowid_registry_unblock could end
+-- (src/registry_xact.c).  Every registry function that locks a row calls
+-- this first (from 1.10).
+CREATE FUNCTION snowid_registry_no_prepare()
+RETURNS void
+AS 'MODULE_PATHNAME', 'snowid_registry_no_prepare'
+LANGUAGE C VOLATILE;
+
+REVOKE ALL ON FUNCTION snowid_registry_no_prepare() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_no_prepare() IS
+'registry, internal: marks the transaction so that its PREPARE TRANSACTION fails (0A000): its row locks would keep other members out with no session to end';
+
 -- Reports are bounded by what is possible (1.8): an ID a member reports
 -- (the bound of the IDs it issued, at a claim, a renewal or a release)
 -- lies between 0 and the first ID of the tick after the registry's clock
@@ -507,7 +521,8 @@ COMMENT ON FUNCTION snowid_registry_claim_check(integer, text, text, text, bigin
 -- must match.  A claim that finds the layout being set by a transaction
 -- left open (a member's first claim, then no COMMIT) ends that member's
 -- session once its transaction is 1 s old (snowid_registry_unblock), as a
--- pool's grant does, and tries once more: no member keeps the others out.
+-- pool's grant does, and tries once more, waiting for the row at most 2 s:
+-- no member keeps the others out.
 CREATE FUNCTION snowid_registry_claim_settings(p_layout text)
 RETURNS snowid_registry_settings
 LANGUAGE plpgsql
@@ -521,6 +536,11 @@ BEGIN
 	IF NOT FOUND OR v_set.layout IS NULL THEN
 		FOR v_try IN 1..2 LOOP
 			BEGIN
+				IF v_try = 2 THEN
+					-- the holder ended, its transaction rolling back: wait
+					-- for the row (lock_timeout as it was again on return)
+					PERFORM pg_catalog.set_config('lock_timeout', '2s', true);
+				END IF;
 				INSERT INTO @extschema@.snowid_registry_settings AS s (only_row, layout)
 				VALUES (true, p_layout)
 				ON CONFLICT (only_row) DO UPDATE SET layout = p_layout
@@ -985,6 +1005,7 @@ DECLARE
 	v_unblocked boolean := false;
 	v_host record;
 BEGIN
+	PERFORM @extschema@.snowid_registry_no_prepare();
 	PERFORM @extschema@.snowid_registry_claim_check(p_max_node, p_layout,
 		p_start_id, p_secret, p_lease_ms, p_takeover_ms, p_max_lead_ms);
 	v_hash := encode(sha256(convert_to(p_secret, 'UTF8')), 'hex');
@@ -1131,13 +1152,20 @@ BEGIN
 				-- of a node whose lease ran out, then no COMMIT) would keep
 				-- that node's holder out for as long as it likes: its
 				-- session is ended once the transaction is 1 s old
-				-- (snowid_registry_unblock), and the claim reads the row
-				-- again, once; still held, an error (the member keeps its
-				-- lease and asks again).
+				-- (snowid_registry_wait_row), the claim waits for the row,
+				-- ahead of any later locker, and reads it again, once;
+				-- still held, an error (the member keeps its lease and
+				-- asks again).
 				v_busy := v_busy + 1;
 				IF v_dec.own OR v_dec.successor OR p_auto IS NOT TRUE OR v_busy > 3 THEN
-					IF NOT v_unblocked AND @extschema@.snowid_registry_unblock(
-							ARRAY[pg_catalog.format('%I.snowid_registry_node', '@extschema@')::regclass]) THEN
+					IF NOT v_unblocked AND @extschema@.snowid_registry_wait_row(
+							ARRAY[pg_catalog.format('%I.snowid_registry_node', '@extschema@')::regclass],
+							pg_catalog.format('SELECT FROM %I.snowid_registry_node n WHERE n.node_id OPERATOR(pg_catalog.=) %s FOR UPDATE',
+											  '@extschema@', v_target)) THEN
+						-- (a row inserted by a transaction that has not
+						-- ended yet is waited for by the insert, at most
+						-- 2 s; lock_timeout as it was again on return)
+						PERFORM pg_catalog.set_config('lock_timeout', '2s', true);
 						v_unblocked := true;
 						v_busy := v_busy - 1;
 						result := NULL;
@@ -1253,9 +1281,10 @@ COMMENT ON FUNCTION snowid_registry_reassert(integer, boolean, integer, text, te
 -- written only if no other transaction holds it (not waited for: one that
 -- has held it open for more than 1 s, a member's claim of the node after
 -- its lease ran out, then no COMMIT, has its session ended by
--- snowid_registry_unblock, and the release tries once more); what the next
--- holder must stay above is kept: the latest time any holder could have
--- issued an ID at.
+-- snowid_registry_unblock, and the release waits for the row:
+-- snowid_registry_wait_row); what the next holder must stay above is kept: the
+-- latest time any holder could have issued an ID at.  Its transaction
+-- cannot be prepared.
 CREATE FUNCTION snowid_registry_release(p_node_id integer, p_start_id text,
 										p_secret text, p_last_id bigint)
 RETURNS boolean
@@ -1269,8 +1298,10 @@ DECLARE
 	v_now timestamptz := pg_catalog.clock_timestamp();
 	v_row @extschema@.snowid_registry_node;
 BEGIN
+	PERFORM @extschema@.snowid_registry_no_prepare();
 	FOR v_try IN 1..2 LOOP
 		BEGIN
+			-- (the second time, the row is this transaction's already)
 			SELECT n.* INTO v_row FROM @extschema@.snowid_registry_node n
 			  WHERE n.node_id = p_node_id AND n.start_id = p_start_id
 				AND n.holder_role = pg_catalog.session_user()
@@ -1279,8 +1310,10 @@ BEGIN
 			  FOR UPDATE NOWAIT;
 			EXIT;
 		EXCEPTION WHEN lock_not_available THEN
-			IF v_try = 2 OR NOT @extschema@.snowid_registry_unblock(
-					ARRAY[pg_catalog.format('%I.snowid_registry_node', '@extschema@')::regclass]) THEN
+			IF v_try = 2 OR NOT @extschema@.snowid_registry_wait_row(
+					ARRAY[pg_catalog.format('%I.snowid_registry_node', '@extschema@')::regclass],
+					pg_catalog.format('SELECT FROM %I.snowid_registry_node n WHERE n.node_id OPERATOR(pg_catalog.=) %s FOR UPDATE',
+									  '@extschema@', p_node_id)) THEN
 				RAISE;
 			END IF;
 		END;

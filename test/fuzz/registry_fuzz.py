@@ -497,6 +497,7 @@ class Member:
         self.open_moves = {}    # pool -> where a report in it may move the pool at commit
         self.open_nodes = set() # nodes a claim in it was granted (not committed yet)
         self.open_layout = False  # a claim in it set the registry's layout
+        self.open_at = 0.0      # when it began (time.monotonic())
 
     def identity(self):
         return [self.cluster, self.host, f':{self.port}', self.sysid]
@@ -561,6 +562,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         c = m.conn(conn)
         rows, err, texts = None, None, []
         t0 = REG.now_ms()
+        called_at = time.monotonic()
         try:
             with c.cursor() as cur:
                 cur.execute(sql, args)
@@ -577,6 +579,7 @@ class RegistryFuzz(RuleBasedStateMachine):
             elif not c.autocommit and c.status != psycopg2.extensions.STATUS_READY:
                 pass        # the open transaction is aborted; ended later
         t1 = REG.now_ms()
+        self.notice_ended(m)
         fn = sql.split('snowid.')[1].split('(')[0] if 'snowid.' in sql else sql[:30]
         state = err.pgcode if err is not None else (rows[0][0] if rows and rows[0] else None)
         if rows and rows[0] and len(rows[0]) > 4 and isinstance(rows[0][4], str) \
@@ -625,12 +628,50 @@ class RegistryFuzz(RuleBasedStateMachine):
         # doing so is a lockout)
         if 'layout is being set by another transaction' in said and m.open_layout:
             busy = False
-        if busy and any(o.open is not None for o in self.members if o is not m):
+        # (the registry waits for a transaction under 1 s old, another
+        # member's call under way, only while the caller's call is under
+        # 0.5 s old, then answers busy: the member asks again, and ends it
+        # once it is 1 s old; so only a transaction open for longer, with
+        # a margin, makes busy a lockout)
+        if busy and any(o.open is not None and called_at - o.open_at > 1.5
+                        for o in self.members if o is not m):
             self.violate('no_lockout', f'{m.role}\'s {fn} was refused as busy while '
                          + ', '.join(o.role for o in self.members if o.open is not None)
                          + ' held a transaction open: '
                          + (str(err).strip() if err is not None else repr(rows)))
         return rows, err, t0, t1
+
+    def notice_ended(self, m):
+        """Members' transactions left open whose sessions the registry has
+        ended (snowid_registry_unblock), as ended: nothing in them commits."""
+        opens = {}
+        for o in self.members:
+            if o.open is not None:
+                c = o.conns[o.open]
+                if c is None or c.closed:
+                    opens[None] = None
+                else:
+                    opens[c.get_backend_pid()] = o
+        if not opens:
+            return
+        alive = {r[0] for r in self.q("SELECT pid FROM pg_catalog.pg_stat_activity "
+                                      "WHERE pid = ANY(%s)", ([p for p in opens if p],))}
+        for o in self.members:
+            if o.open is None:
+                continue
+            c = o.conns[o.open]
+            if c is None or c.closed or c.get_backend_pid() not in alive:
+                STATS['states'].add(('open transaction', 'ended by the registry'))
+                if c is not None and not c.closed:
+                    try:
+                        c.close()
+                    except Exception:
+                        pass
+                o.conns[o.open] = None
+                o.open = None
+                o.open_moves = {}
+                o.open_nodes = set()
+                o.open_layout = False
 
     def held_open_by_other(self, m, node):
         """Whether another member's transaction left open was granted node
@@ -1378,6 +1419,7 @@ class RegistryFuzz(RuleBasedStateMachine):
             return
         c = m.conn(1)
         m.open = 1
+        m.open_at = time.monotonic()
         node = sorted(m.holds)[0] if m.holds else 3
         pool = POOLS[0][0]
         nv, mx = self.before_pools.get(pool, (1, 0))

@@ -28,6 +28,12 @@
 #    and holds that transaction open: m_v's claim of its own node answers
 #    'ok' within 3 s, and so does its release (the attacker taking the
 #    node again meanwhile), each ending the attacker's session.
+# 8. The attacker prepares the transaction of such a claim, or of a
+#    pool's grant (PREPARE TRANSACTION): refused, nothing prepared.
+# 9. Three attacker sessions take m_v's node in turn: m_v's claim still
+#    answers 'ok' at its first call, three rounds.
+# 10. No session is ended for a transaction it has ended (unblock reads
+#    pg_stat_activity anew).
 
 use strict;
 use warnings;
@@ -42,7 +48,9 @@ use SnowidTest;
 use Time::HiRes qw(time sleep);
 
 # The group snowid_members holds the grants of the members' functions.
+# (prepared transactions allowed, as on a Citus coordinator: part 8)
 my ($registry, $conninfo) = registry(
+	conf => 'max_prepared_transactions = 4',
 	dbname => 'reg',
 	owner => 'regowner',
 	group => 'snowid_members',
@@ -103,6 +111,25 @@ sub ranges_of_5
 		'SELECT count(*) FROM snowid_pool_ranges WHERE node_id = 5');
 }
 
+# A member's call, as its worker makes it: again every 0.2 s while it
+# fails or answers otherwise (a registry that finds the row it needs held
+# by a transaction under 1 s old answers busy, or 55P03, once its own call
+# is 0.5 s old), for at most 4 s.  (its last answer, the seconds until it,
+# its last error)
+sub until_answer
+{
+	my ($db, $sql, $user, $want) = @_;
+	my $t0 = time;
+	my ($rc, $out, $err);
+	while (1)
+	{
+		($rc, $out, $err) = $registry->psql($db, $sql, extra_params => [ '-U', $user ]);
+		last if ($out // '') eq $want || time - $t0 > 4;
+		sleep(0.2);
+	}
+	return ($out, time - $t0, $err);
+}
+
 # ==== 1. reports no grant could have been ====
 
 my $before = pool_state();
@@ -158,12 +185,11 @@ sub hold
 }
 
 my $h = hold('k1', 10);
-my $t0 = time;
-my $res = $registry->safe_psql('reg',
+my ($res, $took, $err) = until_answer('reg',
 	"SELECT result FROM snowid_pool_grant('orders', 6, 1, 'vic6', repeat('s', 32), 'v1', 1000, '{}', '{}')",
-	extra_params => [ '-U', 'm_v' ]);
-my $took = time - $t0;
-is($res, 'granted', "another member's grant while the attacker holds the pool: granted");
+	'm_v', 'granted');
+is($res, 'granted', "another member's grant while the attacker holds the pool: granted")
+  or diag($err);
 cmp_ok($took, '<', 3, "... within 3 s (took ${\ sprintf('%.1f', $took)} s)");
 $h->{handle}->finish;
 like($h->{err}, qr/terminat/, "... and the attacker's session was ended");
@@ -253,10 +279,8 @@ $first{handle} = IPC::Run::start(
 $registry->poll_query_until('reg2',
 	"SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'm_x' AND wait_event = 'PgSleep'")
   or die 'the attacker never slept';
-$t0 = time;
-my ($rc2, $out2, $err2) = $registry->psql('reg2', sprintf($claim2, 6, 'm_v', 'vic6'),
-	extra_params => [ '-U', 'm_v' ]);
-$took = time - $t0;
+my ($out2, $err2);
+($out2, $took, $err2) = until_answer('reg2', sprintf($claim2, 6, 'm_v', 'vic6'), 'm_v', 'ok');
 is($out2, 'ok', "a claim while the attacker's first claim holds the layout open: ok")
   or diag($err2);
 cmp_ok($took, '<', 3, "... within 3 s (took ${\ sprintf('%.1f', $took)} s)");
@@ -306,10 +330,7 @@ SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
  WHERE a.usename = 'm_x' AND l.relation = 'snowid_registry_node'::regclass
    AND l.mode = 'RowExclusiveLock'}),
 	'1', "the attacker's claim of node 7 (its lease run out) wrote the node's row and holds it");
-$t0 = time;
-($rc2, $out2, $err2) = $registry->psql('reg2', sprintf($claim2, 7, 'm_v', 'vic7'),
-	extra_params => [ '-U', 'm_v' ]);
-$took = time - $t0;
+($out2, $took, $err2) = until_answer('reg2', sprintf($claim2, 7, 'm_v', 'vic7'), 'm_v', 'ok');
 is($out2, 'ok', "7. the holder's claim of its node while the attacker holds the node's row open: ok")
   or diag($err2);
 cmp_ok($took, '<', 3, "... within 3 s (took ${\ sprintf('%.1f', $took)} s)");
@@ -319,11 +340,8 @@ is($registry->safe_psql('reg2', 'SELECT holder_role || \' \' || start_id FROM sn
 	'm_v vic7', '... node 7 stays the holder\'s');
 
 $held = lapse_and_hold(7);
-$t0 = time;
-($rc2, $out2, $err2) = $registry->psql('reg2',
-	"SELECT snowid_registry_release(7, 'vic7', repeat('s', 32), 0)",
-	extra_params => [ '-U', 'm_v' ]);
-$took = time - $t0;
+($out2, $took, $err2) = until_answer('reg2',
+	"SELECT snowid_registry_release(7, 'vic7', repeat('s', 32), 0)", 'm_v', 't');
 is($out2, 't', "the holder's release of its node while the attacker holds the row open: done")
   or diag($err2);
 cmp_ok($took, '<', 3, "... within 3 s (took ${\ sprintf('%.1f', $took)} s)");
@@ -331,6 +349,119 @@ $held->{handle}->finish;
 like($held->{err}, qr/terminat/, "... and the attacker's session was ended");
 is($registry->safe_psql('reg2', 'SELECT released_at IS NOT NULL FROM snowid_registry_node WHERE node_id = 7'),
 	't', '... node 7 is released');
+
+# ==== 8. a prepared transaction ====
+
+# A prepared transaction keeps its row locks with no session left to end
+# (the registry here allows them, as a Citus coordinator hosting one does):
+# PREPARE of a transaction that called the registry's functions is refused,
+# and the transaction with its locks rolls back.
+is($registry->safe_psql('reg2', sprintf($claim2, 7, 'm_v', 'vic7'), extra_params => [ '-U', 'm_v' ]),
+	'ok', 'm_v holds node 7 again');
+$registry->safe_psql('reg2', q{
+UPDATE snowid_registry_node
+   SET lease_until = now() - interval '1 min', last_seen = now() - interval '1 min'
+ WHERE node_id = 7});
+my ($rc8, $out8, $err8) = $registry->psql('reg2',
+	'BEGIN; ' . sprintf($claim2, 7, 'm_x', 'evil7') . "; PREPARE TRANSACTION 'evil7';",
+	extra_params => [ '-U', 'm_x' ]);
+like($err8, qr/cannot prepare a transaction that called snowid's registry functions/,
+	"8. PREPARE TRANSACTION after the attacker's claim of a node: refused");
+is($registry->safe_psql('reg2', 'SELECT count(*) FROM pg_prepared_xacts'), '0',
+	'... no transaction prepared');
+($out2, $took, $err2) = until_answer('reg2', sprintf($claim2, 7, 'm_v', 'vic7'), 'm_v', 'ok');
+is($out2, 'ok', "... the holder's claim of its node: ok") or diag($err2);
+($rc8, $out8, $err8) = $registry->psql('reg',
+	"BEGIN; SELECT result FROM snowid_pool_grant('orders', 5, 1, 'evil5', repeat('s', 32), 'k8', 1000, '{}', '{}'); "
+	  . "PREPARE TRANSACTION 'evil8';",
+	extra_params => [ '-U', 'm_x' ]);
+like($err8, qr/cannot prepare a transaction that called snowid's registry functions/,
+	'... and after a grant of a pool');
+is($registry->safe_psql('reg', 'SELECT count(*) FROM pg_prepared_xacts'), '0',
+	'... no transaction prepared');
+# (where one was, as before 1.10: gone, so that the parts below test theirs)
+for my $gid (split /\n/, $registry->safe_psql('postgres', 'SELECT gid || \' \' || database FROM pg_prepared_xacts'))
+{
+	my ($g, $db) = split / /, $gid;
+	$registry->safe_psql($db, "ROLLBACK PREPARED '$g'");
+}
+
+# ==== 9. sessions that take the node in quick succession ====
+
+# Three attacker sessions claim m_v's node 7 again and again, each keeping
+# the row once granted: the holder's claim ends the one that holds it and
+# waits for its row, queued ahead of the others, whose claims then fail
+# without waiting: one call is enough (a retry after the first session's
+# end lost the row to the next one, most of the time, before).  Three
+# rounds, the lease of node 7 ended by hand before each.
+my $loop = 'DO $$ DECLARE r text; BEGIN LOOP BEGIN '
+  . 'SELECT c.result INTO r FROM snowid_registry_claim(7, false, 1023, $L$' . $layout . '$L$, '
+  . q{'x', 'm_x', 1, 1, 'evil7' || pg_backend_pid(), repeat('s', 32), NULL, false, 60000, 0, 0, NULL) c; }
+  . q{IF r = 'ok' THEN PERFORM pg_sleep(30); END IF; }
+  . 'EXCEPTION WHEN OTHERS THEN NULL; END; PERFORM pg_sleep(0.005); END LOOP; END $$';
+for my $round (1 .. 3)
+{
+	$registry->safe_psql('reg2', q{
+UPDATE snowid_registry_node
+   SET lease_until = now() - interval '1 min', last_seen = now() - interval '1 min'
+ WHERE node_id = 7});
+	my @att;
+	for (1 .. 3)
+	{
+		my %a = (out => '', err => '');
+		$a{handle} = IPC::Run::start(
+			[
+				'psql', '-X', '-h', $registry->host, '-p', $registry->port,
+				'-U', 'm_x', '-d', 'reg2', '-c', $loop
+			],
+			'>', \$a{out}, '2>', \$a{err});
+		push @att, \%a;
+	}
+	$registry->poll_query_until('reg2', q{
+SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+ WHERE a.usename = 'm_x' AND l.relation = 'snowid_registry_node'::regclass
+   AND l.mode = 'RowExclusiveLock'}) or die 'no attacker took node 7';
+	# (their transactions old enough to be ended: one call, no retry)
+	sleep(1.2);
+	my $t0 = time;
+	(undef, $out2, $err2) = $registry->psql('reg2', sprintf($claim2, 7, 'm_v', 'vic7'),
+		extra_params => [ '-U', 'm_v' ]);
+	$took = time - $t0;
+	is($out2, 'ok', "9. round $round: the holder's claim while three sessions take its node in turn: ok at the first call")
+	  or diag($err2);
+	cmp_ok($took, '<', 3, "... within 3 s (took ${\ sprintf('%.1f', $took)} s)");
+	is($registry->safe_psql('reg2', 'SELECT holder_role || \' \' || start_id FROM snowid_registry_node WHERE node_id = 7'),
+		'm_v vic7', '... node 7 stays the holder\'s');
+	$registry->safe_psql('reg2',
+		"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'm_x'");
+	$_->{handle}->finish for @att;
+}
+
+# ==== 10. no session ended for a transaction it has ended ====
+
+# snowid_registry_unblock ends sessions whose transaction is 1 s old or
+# more.  pg_stat_activity, read once in a transaction, stays as it was
+# read: a session judged by a transaction it has since ended (and a new,
+# young one that holds a lock) must not be ended.  Session W (a member's
+# login) has a transaction 1.2 s old; the superuser's transaction reads
+# pg_stat_activity; W ends that transaction and begins another that locks
+# snowid_registry_node (a release of a node it does not hold); the
+# superuser's unblock, in that same transaction, ends nobody.
+my $w = $registry->background_psql('reg2', extra_params => [ '-U', 'm_v' ]);
+my $su = $registry->background_psql('reg2');
+$w->query_safe('BEGIN; SELECT 1;');
+sleep(1.2);
+$su->query_safe('BEGIN; SELECT count(*) FROM pg_stat_activity;');
+$w->query_safe("COMMIT; BEGIN; SELECT snowid_registry_release(99, 'x', repeat('s', 32), 0);");
+is($su->query_safe(
+		"SELECT snowid_registry_unblock(ARRAY['snowid_registry_node'::regclass]); "
+		  . "SELECT count(*) FROM pg_stat_activity WHERE usename = 'm_v' AND state = 'idle in transaction'"),
+	"f\n1",
+	'10. unblock, its pg_stat_activity read before: the session whose young transaction holds a lock is kept (and waited for, not ended)');
+is($w->query_safe("SELECT 'alive'; COMMIT;"), 'alive', '... its session goes on');
+$su->query_safe('ROLLBACK');
+$w->quit;
+$su->quit;
 
 $b->stop;
 $registry->stop;
