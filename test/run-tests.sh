@@ -36,7 +36,7 @@ failed=0
 summary=()
 base_path=$PATH
 
-ensure_packages make gcc libipc-run-perl libfaketime faketime postgresql-15 \
+ensure_packages make gcc libipc-run-perl postgresql-15 \
 	postgresql-server-dev-15 python3-hypothesis python3-psycopg2 || { echo "could not install packages"; echo "0 passed, 1 failed"; exit 1; }
 # pg_partman 4.7 for the pg_partman recipe (TAP 080) on 15, where Debian
 # packages it; optional: without it that file skips and says why.
@@ -113,7 +113,9 @@ kill_tap_servers() {
 # seen so far was not snowid's: with the clock faked by libfaketime, a
 # backend interrupted by SIGALRM while libfaketime held glibc's stdio lock
 # (it re-reads its offset file on every clock read) called the clock again
-# from PostgreSQL's timeout handler and deadlocked on that lock.
+# from PostgreSQL's timeout handler and deadlocked on that lock.  The clock
+# tests now fake the clock with test/clockshim.c, which reads its file
+# with async-signal-safe calls only.
 #   run_tap_file FILE RESULTS
 # runs in the current directory (a lane's copy of the test tree), prints
 # its report (a line, and the evidence of a failure) and writes

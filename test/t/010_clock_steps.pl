@@ -1,9 +1,10 @@
 
 # Copyright (c) snowid contributors
 #
-# Backward steps of the system clock, on one node whose server runs under
-# libfaketime (the clock offset is read from a file on every clock read, so
-# running backends see a step at once; CLOCK_MONOTONIC stays real).
+# Backward steps of the system clock, on one node whose server runs on the
+# fake clock of test/clockshim.c (the clock offset is read from a file on
+# every clock read, so running backends see a step at once; CLOCK_MONOTONIC
+# stays real).
 #
 #  - a step back within snowid.max_lead is absorbed: no error, IDs keep
 #    increasing, the regression is counted and measured;
@@ -33,10 +34,6 @@ use lib $FindBin::RealBin;
 use SnowidTest;
 use Time::HiRes qw(time usleep);
 
-my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-plan skip_all => "libfaketime not found at $faketime_lib"
-  unless -e $faketime_lib;
-
 my $node = snowid_node('clock_steps', 1);
 
 my $clock_file = $node->basedir . '/fake_clock';
@@ -48,11 +45,7 @@ sub set_clock { write_clock_offset($clock_file, @_); return; }
 sub under_fake_clock
 {
 	my ($method) = @_;
-	local $ENV{LD_PRELOAD} = $faketime_lib;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_NO_CACHE} = 1;
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
-	$node->$method;
+	with_fake_clock($node, $clock_file, $method);
 	return;
 }
 
@@ -107,10 +100,11 @@ $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
 # ---- the fake clock reaches the server, and only the server ----
 
+my %fake_env = fake_clock_env($clock_file);
 my $environ = slurp_file('/proc/' . $node->{_pid} . '/environ');
-like($environ, qr/(^|\0)LD_PRELOAD=\Q$faketime_lib\E(\0|$)/,
-	'the postmaster runs with libfaketime preloaded');
-unlike($ENV{LD_PRELOAD} // '', qr/faketime/,
+like($environ, qr/(^|\0)LD_PRELOAD=\Q$fake_env{LD_PRELOAD}\E(\0|$)/,
+	'the postmaster runs with the fake clock preloaded');
+unlike($ENV{LD_PRELOAD} // '', qr/clockshim/,
 	'the test script and psql do not');
 
 set_clock('-60');

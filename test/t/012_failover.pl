@@ -4,7 +4,7 @@
 # Failover: a streaming standby replays the primary's snowid reservations
 # (WAL records of snowid's resource manager) and, once promoted, continues
 # above every ID the primary issued, returned or not, although its own clock
-# runs 30 seconds behind (libfaketime; snowid.max_lead = 60s on the standby
+# runs 30 seconds behind (test/clockshim.c; snowid.max_lead = 60s on the standby
 # lets it continue ahead of that clock).  Before promotion the hot standby
 # refuses to generate.  Finally the promoted standby is restarted cleanly,
 # still 30 s behind, and must go on at once, above everything before (its
@@ -22,10 +22,6 @@ use FindBin;
 use lib $FindBin::RealBin;
 use SnowidTest;
 use Time::HiRes qw(time);
-
-my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-plan skip_all => "libfaketime not found at $faketime_lib"
-  unless -e $faketime_lib;
 
 my $node_id = 5;
 my $primary = snowid_node('primary', $node_id, undef, allows_streaming => 1);
@@ -83,11 +79,7 @@ close $fh;
 sub standby_under_fake_clock
 {
 	my ($method) = @_;
-	local $ENV{LD_PRELOAD} = $faketime_lib;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_NO_CACHE} = 1;
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
-	$standby->$method;
+	with_fake_clock($standby, $clock_file, $method);
 	return;
 }
 standby_under_fake_clock('start');

@@ -4,7 +4,7 @@
 # Concurrent generation while the system clock steps back and forth within
 # snowid.max_lead.  pgbench runs 4 clients that insert snowid_next() values
 # into a table (UNIQUE id, bigserial order column) while the test moves the
-# server's fake clock (libfaketime) 0 -> -0.5 s -> 0 -> -0.3 s -> 0 -> -0.8 s
+# server's fake clock (test/clockshim.c) 0 -> -0.5 s -> 0 -> -0.3 s -> 0 -> -0.8 s
 # -> 0.  Every transaction must succeed, no ID may repeat, each client's IDs
 # must strictly increase in the order it received them, and the steps back
 # must be counted as clock regressions.
@@ -25,10 +25,6 @@ use lib $FindBin::RealBin;
 use SnowidTest;
 use Time::HiRes qw(time usleep);
 
-my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-plan skip_all => "libfaketime not found at $faketime_lib"
-  unless -e $faketime_lib;
-
 my $clients = 4;
 my $run_s = 12;      # pgbench's duration: the six steps take about 3 s
 my $rate = 1000;     # transactions a second, all clients together
@@ -45,13 +41,7 @@ sub set_clock { write_clock_offset($clock_file, @_); return; }
 
 
 set_clock('+0');
-{
-	local $ENV{LD_PRELOAD} = $faketime_lib;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_NO_CACHE} = 1;
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
-	$node->start;
-}
+with_fake_clock($node, $clock_file, 'start');
 $node->safe_psql(
 	'postgres', q{
 CREATE EXTENSION snowid;

@@ -4,6 +4,8 @@ package SnowidTest;
 use strict;
 use warnings;
 use Exporter 'import';
+use File::Basename ();
+use File::Spec;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -11,7 +13,7 @@ use Test::More ();
 use Time::HiRes ();
 
 our @EXPORT = qw(snowid_node take_setup_sql max_of min_of strictly_increasing set_policy
-  write_clock_offset highwater_slots highwater_file highwater_fields reserved_until_us
+  write_clock_offset fake_clock_env with_fake_clock highwater_slots highwater_file highwater_fields reserved_until_us
   wait_registry_state start_pgbench pgbench_processed drop_attver_options
   run_pg_upgrade registry registry_conninfo registry_signature member wait_state
   status_of ids_of next_error try_next);
@@ -78,9 +80,10 @@ sub set_policy
 	return;
 }
 
-# Write a libfaketime offset (seconds relative to the real clock, e.g. "-30"
-# or "+0") into the file named by FAKETIME_TIMESTAMP_FILE.  Written aside and
-# renamed, so that a backend never reads a half-written file.
+# Write a fake clock offset (seconds relative to the real clock, e.g. "-30",
+# "+0" or "-0.5") into the file that a server started by with_fake_clock
+# reads on every clock read (test/clockshim.c).  Written aside and renamed,
+# so that a backend never reads a half-written file.
 sub write_clock_offset
 {
 	my ($file, $offset) = @_;
@@ -90,6 +93,51 @@ sub write_clock_offset
 	close $fh or die "could not close $tmp: $!";
 	rename $tmp, $file or die "could not rename $tmp: $!";
 	return;
+}
+
+# The fake clock: test/clockshim.c, built with gcc once per test script into
+# a directory of its tmp_check (the runner, who runs the servers, owns it)
+# and preloaded into a server and its pg_ctl.  It moves CLOCK_REALTIME,
+# CLOCK_REALTIME_COARSE, gettimeofday and time by the offset in a file read
+# on every clock read (so that running backends see a step at once), leaves
+# CLOCK_MONOTONIC and every other clock alone, and does only
+# async-signal-safe work, as PostgreSQL reads the clock in its SIGALRM
+# handler.  A missing or unparsable file is an offset of 0.
+my $clock_shim;
+
+sub clock_shim
+{
+	return $clock_shim if defined $clock_shim;
+	my $src = File::Spec->rel2abs(
+		File::Spec->catfile(File::Basename::dirname(__FILE__), '..', 'clockshim.c'));
+	die "the fake clock's source $src is missing" unless -f $src;
+	my $so = PostgreSQL::Test::Utils::tempdir('clockshim') . '/clockshim.so';
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'gcc', '-shared', '-fPIC', '-O2', '-Wall', '-o', $so, $src, '-ldl' ],
+		'>', \$out, '2>', \$err)
+	  or die "could not build the fake clock ($src): $out$err";
+	$clock_shim = $so;
+	return $clock_shim;
+}
+
+# The environment, as pairs, that puts a server started with it (and its
+# pg_ctl) on a fake clock whose offset is in $clock_file (write it with
+# write_clock_offset; a file that does not exist yet is an offset of 0).
+sub fake_clock_env
+{
+	my ($clock_file) = @_;
+	return (LD_PRELOAD => clock_shim(), SNOWID_FAKE_CLOCK_FILE => $clock_file);
+}
+
+# Call $node->$method ('start', 'restart', ...) with the server and its
+# pg_ctl on the fake clock of $clock_file; psql and the test script keep the
+# real clock.
+sub with_fake_clock
+{
+	my ($node, $clock_file, $method, @args) = @_;
+	my %env = fake_clock_env($clock_file);
+	local @ENV{ keys %env } = values %env;
+	return $node->$method(@args);
 }
 
 # The slots of $PGDATA/snowid.highwater: a list of [generation, bound in
