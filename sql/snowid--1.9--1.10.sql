@@ -65,6 +65,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_until timestamptz := pg_catalog.now() OPERATOR(pg_catalog.+) '500 ms'::pg_catalog.interval;
+	v_db pg_catalog.oid := (SELECT d.oid FROM pg_catalog.pg_database d
+							 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database());
 	v_b record;
 	v_wait boolean;
 	v_held boolean;
@@ -76,9 +78,7 @@ BEGIN
 		IF EXISTS (SELECT FROM pg_catalog.pg_locks l
 					WHERE l.locktype OPERATOR(pg_catalog.=) 'relation' AND l.granted
 					  AND l.pid IS NULL
-					  AND l.database OPERATOR(pg_catalog.=)
-						  (SELECT d.oid FROM pg_catalog.pg_database d
-							WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+					  AND l.database OPERATOR(pg_catalog.=) v_db
 					  AND l.relation OPERATOR(pg_catalog.=) ANY (p_tables::pg_catalog.oid[])) THEN
 			RETURN false;	-- a prepared transaction
 		END IF;
@@ -89,9 +89,7 @@ BEGIN
 			  LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.usesysid
 			 WHERE l.locktype OPERATOR(pg_catalog.=) 'relation' AND l.granted
 			   AND l.mode OPERATOR(pg_catalog.=) ANY ('{RowShareLock,RowExclusiveLock}'::pg_catalog.text[])
-			   AND l.database OPERATOR(pg_catalog.=)
-				   (SELECT d.oid FROM pg_catalog.pg_database d
-					 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+			   AND l.database OPERATOR(pg_catalog.=) v_db
 			   AND l.relation OPERATOR(pg_catalog.=) ANY (p_tables::pg_catalog.oid[])
 			   AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
 		LOOP

@@ -644,18 +644,13 @@ class RegistryFuzz(RuleBasedStateMachine):
     def notice_ended(self, m):
         """Members' transactions left open whose sessions the registry has
         ended (snowid_registry_unblock), as ended: nothing in them commits."""
-        opens = {}
-        for o in self.members:
-            if o.open is not None:
-                c = o.conns[o.open]
-                if c is None or c.closed:
-                    opens[None] = None
-                else:
-                    opens[c.get_backend_pid()] = o
-        if not opens:
+        if all(o.open is None for o in self.members):
             return
+        pids = [o.conns[o.open].get_backend_pid() for o in self.members
+                if o.open is not None and o.conns[o.open] is not None
+                and not o.conns[o.open].closed]
         alive = {r[0] for r in self.q("SELECT pid FROM pg_catalog.pg_stat_activity "
-                                      "WHERE pid = ANY(%s)", ([p for p in opens if p],))}
+                                      "WHERE pid = ANY(%s)", (pids,))}
         for o in self.members:
             if o.open is None:
                 continue

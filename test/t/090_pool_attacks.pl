@@ -130,6 +130,44 @@ sub until_answer
 	return ($out, time - $t0, $err);
 }
 
+# The attacker's psql (login role m_x) running $sql in database $db,
+# started and not waited for ({handle, out, err}).
+sub attack
+{
+	my ($db, $sql) = @_;
+	my %h = (out => '', err => '');
+	$h{handle} = IPC::Run::start(
+		[
+			'psql', '-X', '-h', $registry->host, '-p', $registry->port,
+			'-U', 'm_x', '-d', $db, '-c', $sql
+		],
+		'>', \$h{out}, '2>', \$h{err});
+	return \%h;
+}
+
+# ... returned once it sleeps (pg_sleep) in the transaction of $sql.
+sub attack_and_sleep
+{
+	my ($db, $sql) = @_;
+	my $h = attack($db, $sql);
+	$registry->poll_query_until($db,
+		"SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'm_x' AND wait_event = 'PgSleep'")
+	  or die 'the attacker never slept';
+	return $h;
+}
+
+# The lease of node $node of registry database reg2 ended by hand, as if
+# its holder had been out of reach that long.
+sub lapse
+{
+	my ($node) = @_;
+	$registry->safe_psql('reg2', qq{
+UPDATE snowid_registry_node
+   SET lease_until = now() - interval '1 min', last_seen = now() - interval '1 min'
+ WHERE node_id = $node});
+	return;
+}
+
 # ==== 1. reports no grant could have been ====
 
 my $before = pool_state();
@@ -169,23 +207,14 @@ is($left1 - $left2, 1000, '... values_left falls by its size only');
 sub hold
 {
 	my ($key, $secs) = @_;
-	my %h = (out => '', err => '');
-	$h{handle} = IPC::Run::start(
-		[
-			'psql', '-X', '-h', $registry->host, '-p', $registry->port,
-			'-U', 'm_x', '-d', 'reg', '-c',
-			"BEGIN; SELECT result FROM snowid_pool_grant('orders', 5, 1, 'evil5', repeat('s', 32), '$key', 1000, '{}', '{}'); "
-			  . "SELECT pg_sleep($secs); COMMIT;"
-		],
-		'>', \$h{out}, '2>', \$h{err});
-	$registry->poll_query_until('reg',
-		"SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'm_x' AND wait_event = 'PgSleep'")
-	  or die 'the attacker never slept';
-	return \%h;
+	return attack_and_sleep('reg',
+		"BEGIN; SELECT result FROM snowid_pool_grant('orders', 5, 1, 'evil5', repeat('s', 32), '$key', 1000, '{}', '{}'); "
+		  . "SELECT pg_sleep($secs); COMMIT;");
 }
 
 my $h = hold('k1', 10);
-my ($res, $took, $err) = until_answer('reg',
+my ($res, $took);
+($res, $took, $err) = until_answer('reg',
 	"SELECT result FROM snowid_pool_grant('orders', 6, 1, 'vic6', repeat('s', 32), 'v1', 1000, '{}', '{}')",
 	'm_v', 'granted');
 is($res, 'granted', "another member's grant while the attacker holds the pool: granted")
@@ -268,24 +297,15 @@ GRANT EXECUTE ON FUNCTION ${\ registry_signature('claim')} TO snowid_members;
 });
 my $claim2 = "SELECT result FROM snowid_registry_claim(%d, false, 1023, \$\$$layout\$\$, "
   . "'x', '%s', 1, 1, '%s', repeat('s', 32), NULL, false, 60000, 0, 0, NULL)";
-my %first = (out => '', err => '');
-$first{handle} = IPC::Run::start(
-	[
-		'psql', '-X', '-h', $registry->host, '-p', $registry->port,
-		'-U', 'm_x', '-d', 'reg2', '-c',
-		'BEGIN; ' . sprintf($claim2, 5, 'm_x', 'evil5') . '; SELECT pg_sleep(10); COMMIT;'
-	],
-	'>', \$first{out}, '2>', \$first{err});
-$registry->poll_query_until('reg2',
-	"SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'm_x' AND wait_event = 'PgSleep'")
-  or die 'the attacker never slept';
+my $first = attack_and_sleep('reg2',
+	'BEGIN; ' . sprintf($claim2, 5, 'm_x', 'evil5') . '; SELECT pg_sleep(10); COMMIT;');
 my ($out2, $err2);
 ($out2, $took, $err2) = until_answer('reg2', sprintf($claim2, 6, 'm_v', 'vic6'), 'm_v', 'ok');
 is($out2, 'ok', "a claim while the attacker's first claim holds the layout open: ok")
   or diag($err2);
 cmp_ok($took, '<', 3, "... within 3 s (took ${\ sprintf('%.1f', $took)} s)");
-$first{handle}->finish;
-like($first{err}, qr/terminat/, "... and the attacker's session was ended");
+$first->{handle}->finish;
+like($first->{err}, qr/terminat/, "... and the attacker's session was ended");
 is($registry->safe_psql('reg2', 'SELECT layout FROM snowid_registry_settings'),
 	$layout, "... the layout the member's claim set");
 
@@ -304,22 +324,9 @@ $registry->safe_psql('reg2',
 sub lapse_and_hold
 {
 	my ($node) = @_;
-	$registry->safe_psql('reg2', qq{
-UPDATE snowid_registry_node
-   SET lease_until = now() - interval '1 min', last_seen = now() - interval '1 min'
- WHERE node_id = $node});
-	my %h = (out => '', err => '');
-	$h{handle} = IPC::Run::start(
-		[
-			'psql', '-X', '-h', $registry->host, '-p', $registry->port,
-			'-U', 'm_x', '-d', 'reg2', '-At', '-c',
-			'BEGIN; ' . sprintf($claim2, $node, 'm_x', "evil$node") . '; SELECT pg_sleep(10); COMMIT;'
-		],
-		'>', \$h{out}, '2>', \$h{err});
-	$registry->poll_query_until('reg2',
-		"SELECT count(*) > 0 FROM pg_stat_activity WHERE usename = 'm_x' AND wait_event = 'PgSleep'")
-	  or die 'the attacker never slept';
-	return \%h;
+	lapse($node);
+	return attack_and_sleep('reg2',
+		'BEGIN; ' . sprintf($claim2, $node, 'm_x', "evil$node") . '; SELECT pg_sleep(10); COMMIT;');
 }
 
 is($registry->safe_psql('reg2', sprintf($claim2, 7, 'm_v', 'vic7'), extra_params => [ '-U', 'm_v' ]),
@@ -358,10 +365,7 @@ is($registry->safe_psql('reg2', 'SELECT released_at IS NOT NULL FROM snowid_regi
 # and the transaction with its locks rolls back.
 is($registry->safe_psql('reg2', sprintf($claim2, 7, 'm_v', 'vic7'), extra_params => [ '-U', 'm_v' ]),
 	'ok', 'm_v holds node 7 again');
-$registry->safe_psql('reg2', q{
-UPDATE snowid_registry_node
-   SET lease_until = now() - interval '1 min', last_seen = now() - interval '1 min'
- WHERE node_id = 7});
+lapse(7);
 my ($rc8, $out8, $err8) = $registry->psql('reg2',
 	'BEGIN; ' . sprintf($claim2, 7, 'm_x', 'evil7') . "; PREPARE TRANSACTION 'evil7';",
 	extra_params => [ '-U', 'm_x' ]);
@@ -401,22 +405,8 @@ my $loop = 'DO $$ DECLARE r text; BEGIN LOOP BEGIN '
   . 'EXCEPTION WHEN OTHERS THEN NULL; END; PERFORM pg_sleep(0.005); END LOOP; END $$';
 for my $round (1 .. 3)
 {
-	$registry->safe_psql('reg2', q{
-UPDATE snowid_registry_node
-   SET lease_until = now() - interval '1 min', last_seen = now() - interval '1 min'
- WHERE node_id = 7});
-	my @att;
-	for (1 .. 3)
-	{
-		my %a = (out => '', err => '');
-		$a{handle} = IPC::Run::start(
-			[
-				'psql', '-X', '-h', $registry->host, '-p', $registry->port,
-				'-U', 'm_x', '-d', 'reg2', '-c', $loop
-			],
-			'>', \$a{out}, '2>', \$a{err});
-		push @att, \%a;
-	}
+	lapse(7);
+	my @att = map { attack('reg2', $loop) } 1 .. 3;
 	$registry->poll_query_until('reg2', q{
 SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
  WHERE a.usename = 'm_x' AND l.relation = 'snowid_registry_node'::regclass
