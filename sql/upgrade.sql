@@ -133,6 +133,9 @@ SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 -- 1.10: a transaction left open on a node's row keeps no holder out.
 ALTER EXTENSION snowid UPDATE TO '1.10';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+-- 1.11: restores, copies and replicas never bring values back.
+ALTER EXTENSION snowid UPDATE TO '1.11';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 DROP SEQUENCE upgrade_keep, upgrade_13;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
