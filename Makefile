@@ -10,6 +10,7 @@ OBJS = \
 	src/text.o \
 	src/conninfo.o \
 	src/durable.o \
+	src/boot_record.o \
 	src/guc.o \
 	src/state.o \
 	src/lease.o \

@@ -266,7 +266,29 @@ snowid_highwater_load(SnowidShared *shared)
 	uint64		position = 0;
 	TimestampTz until = 0;		/* 0 stands for "nothing reserved yet" */
 
-	if (!snowid_highwater_read(&b))
+	bool		have_file = snowid_highwater_read(&b);
+	SnowidBound recorded;
+
+	/*
+	 * The boot record holds the last bound this server wrote in this boot
+	 * of its host: a file behind it (or gone) was restored into the
+	 * directory, from a copy older than IDs issued since; continue above
+	 * them (boot_record.c).
+	 */
+	if (snowid_highwater_record_read(&recorded) &&
+		(!have_file ||
+		 snowid_bound_position(&recorded) > snowid_bound_position(&b)))
+	{
+		ereport(LOG,
+				(errmsg("snowid continues above the bound of its boot record, not of its high-water file"),
+				 errdetail(have_file ?
+						   "The file \"snowid.highwater\" holds a lower bound than this server wrote into it before, in this boot of its host: the data directory was restored into itself from an older copy." :
+						   "The file \"snowid.highwater\" is gone, but this server wrote one in this boot of its host: the data directory was restored into itself from an older copy.")));
+		b = recorded;
+		have_file = true;
+	}
+
+	if (!have_file)
 		snowid_highwater_missing();
 	else
 	{

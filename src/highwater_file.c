@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "access/xlog.h"
+#include "boot_record.h"
 #include "durable.h"
 #include "guc.h"
 #include "highwater_file.h"
@@ -383,18 +384,52 @@ snowid_issued_create(int elevel)
 								elevel);
 }
 
+/*
+ * The boot record's shadow of the file (boot_record.c): the slot just
+ * written, once the file holds it.  A file restored into its directory
+ * then holds less than its shadow says.
+ */
+static bool
+snowid_highwater_shadow(bool written, const char *slot)
+{
+	if (written)
+		(void) snowid_boot_record_put(SNOWID_BOOT_PART_HIGHWATER, slot,
+									  SNOWID_HIGHWATER_SLOT);
+	return written;
+}
+
+/*
+ * The bound the boot record holds: the last this server wrote into its
+ * file in this boot of the host; false if there is none (or it is damaged:
+ * no proof, then, either way).
+ */
+bool
+snowid_highwater_record_read(SnowidBound *b)
+{
+	char		buf[SNOWID_HIGHWATER_SLOT + 1];
+	uint64		gen;
+
+	if (snowid_boot_record_get(SNOWID_BOOT_PART_HIGHWATER, buf, sizeof(buf)) !=
+		SNOWID_HIGHWATER_SLOT)
+		return false;
+	return snowid_highwater_parse_slot(buf, &gen, b);
+}
+
 /* Create the file with one slot; the marker first. */
 static bool
 snowid_highwater_create(uint64 gen, const SnowidBound *b, int elevel)
 {
 	char		buf[SNOWID_HIGHWATER_SIZE];
+	char	   *slot = buf + (gen % 2) * SNOWID_HIGHWATER_SLOT;
 
 	if (!snowid_issued_create(elevel))
 		return false;
 	memset(buf, 0, sizeof(buf));
-	snowid_highwater_format_slot(buf + (gen % 2) * SNOWID_HIGHWATER_SLOT, gen, b);
-	return snowid_write_durably(SNOWID_HIGHWATER_FILE, SNOWID_HIGHWATER_TMP,
-								buf, sizeof(buf), elevel);
+	snowid_highwater_format_slot(slot, gen, b);
+	return snowid_highwater_shadow(snowid_write_durably(SNOWID_HIGHWATER_FILE,
+														SNOWID_HIGHWATER_TMP,
+														buf, sizeof(buf), elevel),
+								   slot);
 }
 
 /*
@@ -432,8 +467,10 @@ snowid_highwater_write(const SnowidBound *b, int elevel)
 	gen++;
 	snowid_highwater_format_slot(buf, gen, b);
 	offset = (off_t) (gen % 2) * SNOWID_HIGHWATER_SLOT;
-	return snowid_highwater_put(fd, SNOWID_HIGHWATER_FILE, buf,
-								SNOWID_HIGHWATER_SLOT, offset, elevel);
+	return snowid_highwater_shadow(snowid_highwater_put(fd, SNOWID_HIGHWATER_FILE,
+														buf, SNOWID_HIGHWATER_SLOT,
+														offset, elevel),
+								   buf);
 }
 
 /*

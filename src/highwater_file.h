@@ -23,6 +23,8 @@ typedef struct SnowidBound
 
 /* The newest valid bound in the file; false if there is no file. */
 extern bool snowid_highwater_read(SnowidBound *b);
+/* The bound the boot record holds for this directory; false if none. */
+extern bool snowid_highwater_record_read(SnowidBound *b);
 /* Persist b in the file (created if need be); false if that failed at elevel. */
 extern bool snowid_highwater_write(const SnowidBound *b, int elevel);
 /* Create the marker snowid.issued unless it exists. */

@@ -109,7 +109,7 @@ typedef struct SnowidRegistryShared
 	 * nothing is issued until the registry grants a node; why, in words.
 	 */
 	bool		unconfirmed;
-	char		unproven_why[128];
+	char		unproven_why[256];
 	TimestampTz fallback_deadline;	/* the local lease file's, 0 if untrusted */
 	TimestampTz persisted_deadline; /* what the local lease file holds */
 

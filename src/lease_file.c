@@ -8,7 +8,7 @@
  * renamed, keeps the lease across a restart:
  *
  *	 snowid-lease-1 <node> <auto> <start id> <deadline> <port> <host>
- *		<registry> <database> <dev> <inode> <boot id>
+ *		<registry> <database> <dev> <inode> <boot id> <seal>
  *
  * (deadline in microseconds since 2000-01-01, 0 once released; the
  * registry the lease is held from by its system identifier, 0 while
@@ -18,10 +18,14 @@
  * are the facts of the start that wrote it: the data directory's device
  * and inode and the host's boot ID ("-" if unknown); every write follows
  * an answer of the registry, so they are those of the last start the
- * registry confirmed.  A start trusts the file to issue before the
+ * registry confirmed.  The seal (from 1.11) is a random word, new at each
+ * write, that the boot record (boot_record.c) keeps outside the data
+ * directory: an older file restored into the same directory carries an
+ * older seal.  A start trusts the file to issue before the
  * registry answers only when the registry cannot be reached, and only when
  * it proves it is that server, in place, in the same boot of its host:
- * same host and port, same device, inode and boot ID, not from a base
+ * same host and port, same device, inode and boot ID, the seal the boot
+ * record holds, not from a base
  * backup (backup_label present at start, without standby.signal: a clone,
  * or a restore), not as a standby.  Any other start (a copy, a restore, a
  * promoted standby, a start after a reboot, a file of 1.7) waits for the
@@ -39,6 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "boot_record.h"
 #include "durable.h"
 #include "guc.h"
 #include "layout.h"
@@ -54,6 +59,7 @@
 #define SNOWID_LEASE_FILE "snowid.lease"
 #define SNOWID_LEASE_TMP "snowid.lease.tmp"
 #define SNOWID_LEASE_MAGIC "snowid-lease-1"
+#define SNOWID_SEAL_LEN 16		/* hex digits of a lease file's seal */
 
 /* facts of this postmaster's start, kept across crash re-initialisation */
 static bool start_facts_known = false;
@@ -84,6 +90,8 @@ typedef struct SnowidLeaseFile
 	unsigned long long dev;
 	unsigned long long ino;
 	char		boot[SNOWID_BOOT_ID_LEN + 1];
+	bool		has_seal;		/* from 1.11 */
+	char		seal[SNOWID_SEAL_LEN + 1];
 } SnowidLeaseFile;
 
 /*
@@ -146,17 +154,20 @@ snowid_lease_read(SnowidLeaseFile *f)
 	len = read(fd, buf, sizeof(buf) - 1);
 	CloseTransientFile(fd);
 	buf[Max(len, 0)] = '\0';
-	fields = sscanf(buf, "%31s %d %d %32s %lld %d %255s %llu %127s %llu %llu %36s",
+	fields = sscanf(buf, "%31s %d %d %32s %lld %d %255s %llu %127s %llu %llu %36s %16s",
 					magic, &f->node_id, &auto_node, f->start_id, &deadline,
 					&f->port, f->host, &sysid, db_word, &f->dev, &f->ino,
-					f->boot);
+					f->boot, f->seal);
 	if (fields == 7)
 		strcpy(db_word, "-");	/* before 1.5: the registry is not known */
 	/* before 1.8: no facts of the start that wrote it, nothing proven */
-	f->has_facts = fields == 12;
-	if ((fields != 7 && fields != 9 && fields != 12) ||
+	f->has_facts = fields >= 12;
+	/* before 1.11: no seal, so nothing to compare with the boot record */
+	f->has_seal = fields == 13;
+	if ((fields != 7 && fields != 9 && fields != 12 && fields != 13) ||
 		strcmp(magic, SNOWID_LEASE_MAGIC) != 0 || f->node_id < -1 ||
 		strspn(f->start_id, "0123456789abcdef") != SNOWID_START_ID_LEN ||
+		(f->has_seal && strspn(f->seal, "0123456789abcdef") != SNOWID_SEAL_LEN) ||
 		!snowid_lease_db_decode(db_word, f->registry_db))
 	{
 		ereport(WARNING,
@@ -182,6 +193,87 @@ snowid_this_host(char *host, size_t size)
 }
 
 /*
+ * The boot record's part for the lease file (boot_record.c):
+ *
+ *	 <seal> <pending seal or -> <node> <start id>
+ *
+ * the seal of the file this server last wrote, a seal being written (a
+ * crash between the record and the file leaves either), and the node and
+ * start the file names: the last start of this directory in this boot.
+ */
+typedef struct SnowidLeaseRecord
+{
+	char		seal[SNOWID_SEAL_LEN + 1];
+	char		pending[SNOWID_SEAL_LEN + 1];
+	int			node_id;
+	char		start_id[SNOWID_START_ID_LEN + 1];
+} SnowidLeaseRecord;
+
+/* The record's part; false if there is none (or it does not parse). */
+static bool
+snowid_lease_record_read(SnowidLeaseRecord *rec)
+{
+	char		part[128];
+
+	return snowid_boot_record_get(SNOWID_BOOT_PART_LEASE, part, sizeof(part)) > 0 &&
+		sscanf(part, "%16s %16s %d %32s", rec->seal, rec->pending,
+			   &rec->node_id, rec->start_id) == 4 &&
+		strspn(rec->start_id, "0123456789abcdef") == SNOWID_START_ID_LEN;
+}
+
+static void
+snowid_lease_record_write(const char *seal, const char *pending, int node_id,
+						  const char *start)
+{
+	char		part[128];
+	int			len = snprintf(part, sizeof(part), "%s %s %d %s\n",
+							   seal, pending, node_id, start);
+
+	(void) snowid_boot_record_put(SNOWID_BOOT_PART_LEASE, part, len);
+}
+
+/*
+ * A new seal for the lease file, into seal (SNOWID_SEAL_LEN + 1 bytes), and
+ * the boot record told to accept it beside the seal it holds until the
+ * file is written (then snowid_lease_record_write with "-").
+ */
+static void
+snowid_lease_seal_new(char *seal, int node_id, const char *start)
+{
+	uint8		bytes[SNOWID_SEAL_LEN / 2];
+	SnowidLeaseRecord rec;
+
+	if (!pg_strong_random(bytes, sizeof(bytes)))
+		ereport(ERROR,
+				(errmsg("could not generate a random seal for snowid's lease file")));
+	hex_encode((char *) bytes, sizeof(bytes), seal);
+	seal[SNOWID_SEAL_LEN] = '\0';
+	snowid_lease_record_write(seal,
+							  snowid_lease_record_read(&rec) ? rec.seal : "-",
+							  node_id, start);
+}
+
+/*
+ * Does the boot record know the file's seal?  NULL if so; else why not.
+ */
+static const char *
+snowid_lease_seal_why(const SnowidLeaseFile *f)
+{
+	SnowidLeaseRecord rec;
+	const char *no_record;
+
+	if (!f->has_seal)
+		return "its lease file was written by snowid 1.10 or older, which kept no boot record to tell it from a restored one";
+	if (snowid_boot_record_dir(&no_record) == NULL)
+		return "this host keeps no boot record for its data directory";
+	if (!snowid_lease_record_read(&rec))
+		return "the boot record of its data directory holds no lease file (it was removed, or this start is the first since the host booted)";
+	if (strcmp(f->seal, rec.seal) != 0 && strcmp(f->seal, rec.pending) != 0)
+		return "its lease file is older than the one this server last wrote: the data directory was restored into itself";
+	return NULL;
+}
+
+/*
  * Write the lease this server holds (deadline 0: released) for node_id.
  * Skipped unless force, or the deadline moved by a tenth of a lease: the
  * file may lag behind the registry, never lead it.
@@ -198,6 +290,7 @@ snowid_lease_persist(int node_id, TimestampTz deadline, bool force,
 	uint64		registry_sysid;
 	char		registry_db[NAMEDATALEN];
 	char		db_word[2 * NAMEDATALEN];
+	char		seal[SNOWID_SEAL_LEN + 1];
 
 	SpinLockAcquire(&r->mutex);
 	persisted = r->persisted_deadline;
@@ -211,14 +304,18 @@ snowid_lease_persist(int node_id, TimestampTz deadline, bool force,
 
 	snowid_this_host(host, sizeof(host));
 	snowid_lease_db_encode(registry_db, db_word);
-	line = psprintf("%s %d %d %s " INT64_FORMAT " %d %s " UINT64_FORMAT " %s %llu %llu %s\n",
+	if (start == NULL)
+		start = r->start_id;
+	snowid_lease_seal_new(seal, node_id, start);
+	line = psprintf("%s %d %d %s " INT64_FORMAT " %d %s " UINT64_FORMAT " %s %llu %llu %s %s\n",
 					SNOWID_LEASE_MAGIC, node_id, auto_node ? 1 : 0,
-					start != NULL ? start : r->start_id, deadline,
+					start, deadline,
 					PostPortNumber, host, registry_sysid, db_word,
-					start_dev, start_ino, start_boot);
+					start_dev, start_ino, start_boot, seal);
 	if (snowid_write_durably(SNOWID_LEASE_FILE, SNOWID_LEASE_TMP, line,
 							 strlen(line), LOG))
 	{
+		snowid_lease_record_write(seal, "-", node_id, start);
 		SpinLockAcquire(&r->mutex);
 		r->persisted_deadline = deadline;
 		SpinLockRelease(&r->mutex);
@@ -312,7 +409,31 @@ snowid_unproven_why(const SnowidLeaseFile *f, bool moved)
 		return "the host has no boot ID to compare (/proc/sys/kernel/random/boot_id)";
 	if (strcmp(f->boot, start_boot) != 0)
 		return "the host has booted since the registry last confirmed the lease (a reboot, or a copy of a whole machine)";
-	return NULL;
+	return snowid_lease_seal_why(f);
+}
+
+/*
+ * A lease file older than the boot record's (restored into its directory):
+ * true, and f made to name the node and start the record names, the last
+ * ones of this directory, which the registry knows as its holder (a node
+ * of the registry's choosing is asked for again; a configured one stays).
+ * This start still cannot prove it is the server in place: it waits for
+ * the registry, then takes its own lease over as a restart after a crash
+ * does, continuing above the boot record's high-water bound.
+ */
+static bool
+snowid_lease_restored(SnowidLeaseFile *f)
+{
+	SnowidLeaseRecord rec;
+
+	if (!f->has_seal || !snowid_lease_record_read(&rec) ||
+		strcmp(f->seal, rec.seal) == 0 || strcmp(f->seal, rec.pending) == 0)
+		return false;
+	if (f->auto_node && snowid_node_id < 0 && rec.node_id >= 0)
+		f->node_id = rec.node_id;
+	if (rec.node_id == f->node_id)
+		memcpy(f->start_id, rec.start_id, sizeof(f->start_id));
+	return true;
 }
 
 /*
@@ -353,6 +474,11 @@ snowid_registry_shmem_startup(void)
 
 	have_file = snowid_lease_read(&f);
 	snowid_this_host(host, sizeof(host));
+	if (have_file && snowid_lease_restored(&f))
+		ereport(LOG,
+				(errmsg("snowid's lease file is older than the one this server last wrote, in this boot of its host"),
+				 errdetail("The data directory was restored into itself; this server waits for the registry, and asks it for node %d as the successor of its last start.",
+						   f.node_id)));
 	r->moved = have_file &&
 		(f.port != PostPortNumber || strcmp(f.host, host) != 0);
 	same_home = have_file && !start_from_backup && !r->moved;

@@ -38,6 +38,7 @@
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "boot_record.h"
 #include "durable.h"
 #include "lease.h"
 #include "lib/stringinfo.h"
@@ -298,6 +299,24 @@ snowid_state_give_up(SnowidPoolState *st)
 	return dropped;
 }
 
+/*
+ * Is the pool file (n pools in states, end count hwm; n < 0: no file)
+ * behind the change count the boot record holds for it?
+ */
+static bool
+snowid_pool_file_restored(int n, const SnowidPoolState *states, uint64 hwm)
+{
+	char		part[64];
+	unsigned long long recorded;
+
+	if (snowid_boot_record_get(SNOWID_BOOT_PART_POOLS, part, sizeof(part)) <= 0 ||
+		sscanf(part, "%llu", &recorded) != 1)
+		return false;
+	for (int i = 0; i < n; i++)
+		hwm = Max(hwm, states[i].gen);
+	return (uint64) recorded > (n < 0 ? 0 : hwm);
+}
+
 static void
 snowid_pool_load(void)
 {
@@ -333,7 +352,15 @@ snowid_pool_load(void)
 	 */
 	bool		moved = snowid_registry != NULL &&
 		(snowid_registry->moved || !snowid_registry->proven);
-	bool		from_backup = (marked || label || moved) &&
+
+	/*
+	 * And so is a file older than the one this server last wrote in this
+	 * boot of its host, as the boot record says (boot_record.c): the data
+	 * directory was restored into itself, and the values handed out since
+	 * that copy was taken would be handed out again.
+	 */
+	bool		restored = snowid_pool_file_restored(n, states, hwm);
+	bool		from_backup = (marked || label || moved || restored) &&
 		access("standby.signal", F_OK) != 0;
 
 	snowid_pool_shared->from_backup = from_backup;
@@ -374,6 +401,9 @@ snowid_pool_load(void)
 						dropped),
 				 label || marked ?
 				 errdetail("The server starts from a base backup (backup_label is present): the ranges belong to the server it was copied from.") :
+				 restored && !moved ?
+				 errdetail("The file \"%s\" is older than the one this server last wrote, in this boot of its host: the data directory was restored into itself, and values of these ranges were handed out after the copy was taken.",
+						   SNOWID_POOLS_FILE) :
 				 errdetail("The server cannot prove it is the one its lease file names (another host or port, another data directory, or another boot of its host), as a copy of another server's data directory would: the ranges may belong to the server it was copied from."),
 				 errhint("This server asks the registry for ranges of its own.")));
 	}
@@ -403,8 +433,16 @@ snowid_pool_write_file(int idx, const SnowidPoolState *st, int elevel)
 		}
 	appendStringInfo(&buf, "end %d " UINT64_FORMAT "\n", n,
 					 snowid_pool_shared->gen_hwm);
-	(void) snowid_write_durably(SNOWID_POOLS_FILE, SNOWID_POOLS_TMP,
-								buf.data, buf.len, elevel);
+	if (snowid_write_durably(SNOWID_POOLS_FILE, SNOWID_POOLS_TMP,
+							 buf.data, buf.len, elevel))
+	{
+		/* its shadow in the boot record: the change count written */
+		char		part[32];
+		int			len = snprintf(part, sizeof(part), UINT64_FORMAT "\n",
+								   snowid_pool_shared->gen_hwm);
+
+		(void) snowid_boot_record_put(SNOWID_BOOT_PART_POOLS, part, len);
+	}
 	pfree(buf.data);
 }
 
