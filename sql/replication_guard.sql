@@ -107,3 +107,15 @@ SET session_replication_role = replica;
 SELECT * FROM pg_temp.truncate_each();
 RESET session_replication_role;
 RESET client_min_messages;
+
+-- The update from 1.10 sets snowid_local_only back to REPLICA where an
+-- ENABLE TRIGGER ALL under 1.10 left it ORIGIN (made here in the catalog:
+-- this library's hook would repair an ALTER TABLE at once).
+DROP EXTENSION snowid;
+CREATE EXTENSION snowid VERSION '1.10';
+UPDATE pg_trigger SET tgenabled = 'O'
+ WHERE tgname = 'snowid_local_only'
+   AND tgrelid IN ('snowid_pool'::regclass, 'snowid_registry_node'::regclass);
+ALTER EXTENSION snowid UPDATE TO '1.11';
+SELECT relname, triggers FROM snowid_guards EXCEPT SELECT * FROM installed;
+

@@ -9,7 +9,9 @@
 -- A replicated TRUNCATE of snowid's tables is refused (row triggers never
 -- saw it), and ALTER TABLE ... ENABLE TRIGGER on any of them sets the guard
 -- triggers back to their modes (the library's ProcessUtility hook, from
--- 1.11 for every table of snowid, not snowid_ticket alone).
+-- 1.11 for every table of snowid, not snowid_ticket alone); the update
+-- sets snowid_local_only back to REPLICA where an ENABLE TRIGGER ALL left
+-- it ORIGIN.
 
 COMMENT ON FUNCTION snowid_local_only() IS
 'trigger on snowid''s tables: skips, with a WARNING, a row change that arrives by logical replication, and refuses such a TRUNCATE (these tables hold the state of their own server)';
@@ -48,6 +50,14 @@ BEGIN
 		EXECUTE pg_catalog.format(
 			'COMMENT ON TRIGGER snowid_local_only_truncate ON %s IS %L', t,
 			'refuses a TRUNCATE of this table that arrives by logical replication (snowid_local_only)');
+		-- an ENABLE TRIGGER ALL under 1.9 or 1.10 left it ORIGIN here
+		IF EXISTS (SELECT FROM pg_catalog.pg_trigger g
+					WHERE g.tgrelid OPERATOR(pg_catalog.=) t
+					  AND g.tgname OPERATOR(pg_catalog.=) 'snowid_local_only'
+					  AND g.tgenabled OPERATOR(pg_catalog.=) 'O') THEN
+			EXECUTE pg_catalog.format(
+				'ALTER TABLE %s ENABLE REPLICA TRIGGER snowid_local_only', t);
+		END IF;
 	END LOOP;
 END
 $guard$;
