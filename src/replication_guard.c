@@ -23,6 +23,23 @@
  * session_replication_role = replica by hand is not replication: its rows
  * pass.
  *
+ * Row triggers do not fire for TRUNCATE, which such a publication carries
+ * too, and a statement trigger cannot skip it: the same function, called
+ * by the BEFORE TRUNCATE statement trigger snowid_local_only_truncate on
+ * each of snowid's tables (enabled ALWAYS, so that it also fires in a
+ * session that replays for an origin without session_replication_role =
+ * replica), refuses a TRUNCATE that comes from replication with an ERROR.
+ * The subscription stops at that transaction until the DBA takes snowid's
+ * tables out of the publication and skips it: a stopped subscription loses
+ * nothing, while an applied TRUNCATE would empty a registry's live leases
+ * and ranges (a node or a value then granted twice) or a server's tickets.
+ * A TRUNCATE by the server's own sessions passes.
+ *
+ * An ALTER TABLE ... ENABLE TRIGGER (ALL, USER or by name) on one of
+ * snowid's tables would leave these triggers enabled ORIGIN, where the
+ * apply workers never fire them: ticket_hooks.c sets them back to the mode
+ * the install script gave them (snowid_keep_trigger_modes).
+ *
  * The event trigger fires at the end of CREATE and ALTER PUBLICATION and,
  * when the publication now includes tables of snowid (FOR ALL TABLES, FOR
  * TABLES IN SCHEMA of snowid's schema, or by name), says so in a WARNING
@@ -70,10 +87,24 @@ snowid_local_only(PG_FUNCTION_ARGS)
 	HeapTuple	keep;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
-		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
 		!TRIGGER_FIRED_BEFORE(trigdata->tg_event))
-		elog(ERROR, "snowid_local_only: not called as a BEFORE ROW trigger");
+		elog(ERROR, "snowid_local_only: not called as a BEFORE trigger");
 	rel = trigdata->tg_relation;
+
+	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+	{
+		if (snowid_applying_replicated_changes())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("refusing a replicated TRUNCATE of snowid table \"%s.%s\"",
+							get_namespace_name(RelationGetNamespace(rel)),
+							RelationGetRelationName(rel)),
+					 errdetail("The tables of snowid hold the state of their own server (its tickets, or a registry's leases and ranges): emptied by another server's TRUNCATE, they would hand out node IDs and values that are still held. A TRUNCATE cannot be skipped as a row change is, so its whole transaction is refused, and replication stops there."),
+					 errhint("Publish the application's tables by name (CREATE PUBLICATION ... FOR TABLE) instead of FOR ALL TABLES. Then skip this transaction with ALTER SUBSCRIPTION ... SKIP (lsn = '...'), giving the LSN that this error's context reports as \"finished at\"; the application's changes of that transaction are skipped with it, so apply them by hand if they matter.")));
+		return PointerGetDatum(NULL);
+	}
+	if (!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		elog(ERROR, "snowid_local_only: fired by an unexpected event");
 	keep = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
 		trigdata->tg_newtuple : trigdata->tg_trigtuple;
 

@@ -16,12 +16,17 @@
  *	 CASCADE drops them, and a row whose sequence lacks it (a stale row whose
  *	 OID was reused by an unrelated sequence) is not a ticket.  The same
  *	 trigger keeps the rows fixed (ticket_guard.c has why).
+ * - ALTER TABLE ... ENABLE TRIGGER on any of snowid's tables is followed by
+ *	 setting its guard triggers back to the mode the install script gave
+ *	 them (the same ProcessUtility hook).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
@@ -208,13 +213,15 @@ snowid_ticket_check_owner_unlogged(AlterTableStmt *stmt, Oid relid)
 }
 
 /*
- * Does ALTER TABLE enable triggers in a mode other than ALWAYS (ENABLE
- * [REPLICA] TRIGGER name | ALL | USER)?  pg_dump --disable-triggers ends a
- * data-only restore with ENABLE TRIGGER ALL, which would leave the guard
- * triggers of snowid_ticket firing only outside replica mode.
+ * Does ALTER TABLE enable triggers (ENABLE [ALWAYS | REPLICA] TRIGGER name,
+ * ENABLE TRIGGER ALL | USER)?  pg_dump --disable-triggers ends a data-only
+ * restore with ENABLE TRIGGER ALL, which would leave every guard trigger
+ * enabled ORIGIN: those of snowid_ticket would not fire under
+ * session_replication_role = replica, and snowid_local_only would fire
+ * nowhere else.
  */
 static bool
-snowid_ticket_enables_trigger(AlterTableStmt *stmt)
+snowid_enables_trigger(AlterTableStmt *stmt)
 {
 	ListCell   *lc;
 
@@ -224,48 +231,82 @@ snowid_ticket_enables_trigger(AlterTableStmt *stmt)
 
 		if (cmd->subtype == AT_EnableTrig || cmd->subtype == AT_EnableTrigAll ||
 			cmd->subtype == AT_EnableTrigUser ||
+			cmd->subtype == AT_EnableAlwaysTrig ||
 			cmd->subtype == AT_EnableReplicaTrig)
 			return true;
 	}
 	return false;
 }
 
+/* Is relid one of the tables of the snowid extension (present or future)? */
+static bool
+snowid_is_own_table(Oid relid)
+{
+	Oid			extoid = get_extension_oid("snowid", true);
+
+	return OidIsValid(extoid) &&
+		getExtensionOfObject(RelationRelationId, relid) == extoid;
+}
+
 /*
- * After an ALTER TABLE that enabled triggers of snowid_ticket, make its two
- * guard triggers fire ALWAYS again (in every session_replication_role), and
- * snowid_local_only (from 1.9) REPLICA, as the install script created them.
- * Only the triggers that exist are named: pg_upgrade's restore creates them
- * one at a time, snowid_local_only (with its ENABLE REPLICA) first.  Runs
- * as the statement's user, who owns the table or is a superuser; the names
- * are quoted and qualified.
+ * The guard triggers of snowid's tables and the mode the install script
+ * enables each in: the one list of them.  A table has those of them it has
+ * (snowid_ticket the first two; every table the last two).
+ */
+static const struct
+{
+	const char *name;
+	char		mode;			/* pg_trigger.tgenabled */
+	const char *word;			/* the same in ALTER TABLE ... ENABLE */
+}			snowid_guard_triggers[] = {
+	{"snowid_ticket_fixed", TRIGGER_FIRES_ALWAYS, "ALWAYS"},
+	{"snowid_ticket_registered", TRIGGER_FIRES_ALWAYS, "ALWAYS"},
+	{"snowid_local_only", TRIGGER_FIRES_ON_REPLICA, "REPLICA"},
+	{"snowid_local_only_truncate", TRIGGER_FIRES_ALWAYS, "ALWAYS"},
+};
+
+/*
+ * After an ALTER TABLE that enabled triggers of one of snowid's tables, set
+ * each of its guard triggers that is enabled in another mode back to the
+ * mode of snowid_guard_triggers, as the install script created it.  A guard
+ * trigger left disabled (DISABLE TRIGGER name) stays so, and only the
+ * triggers that exist are named: pg_upgrade's restore creates them one at
+ * a time, each followed by its ENABLE.  Runs as the statement's user, who
+ * owns the table or is a superuser; the names are quoted and qualified.
  */
 static void
-snowid_ticket_keep_triggers_always(Oid table)
+snowid_keep_trigger_modes(Oid table)
 {
-	static const struct
-	{
-		const char *name;
-		const char *mode;
-	}			keep[] = {
-		{"snowid_ticket_fixed", "ALWAYS"},
-		{"snowid_ticket_registered", "ALWAYS"},
-		{"snowid_local_only", "REPLICA"},
-	};
 	StringInfoData sql;
 	bool		any = false;
+	Relation	rel;
+	TriggerDesc *trigdesc;
 
+	/* see what the ALTER TABLE made of them */
+	CommandCounterIncrement();
+	rel = table_open(table, AccessShareLock);
+	trigdesc = rel->trigdesc;
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "ALTER TABLE %s",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)),
-												get_rel_name(table)));
-	for (size_t i = 0; i < lengthof(keep); i++)
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												RelationGetRelationName(rel)));
+	for (int t = 0; trigdesc != NULL && t < trigdesc->numtriggers; t++)
 	{
-		if (!OidIsValid(get_trigger_oid(table, keep[i].name, true)))
-			continue;
-		appendStringInfo(&sql, "%s ENABLE %s TRIGGER %s", any ? "," : "",
-						 keep[i].mode, quote_identifier(keep[i].name));
-		any = true;
+		const Trigger *trigger = &trigdesc->triggers[t];
+
+		for (size_t i = 0; i < lengthof(snowid_guard_triggers); i++)
+		{
+			if (strcmp(trigger->tgname, snowid_guard_triggers[i].name) != 0 ||
+				trigger->tgenabled == TRIGGER_DISABLED ||
+				trigger->tgenabled == snowid_guard_triggers[i].mode)
+				continue;
+			appendStringInfo(&sql, "%s ENABLE %s TRIGGER %s", any ? "," : "",
+							 snowid_guard_triggers[i].word,
+							 quote_identifier(snowid_guard_triggers[i].name));
+			any = true;
+		}
 	}
+	table_close(rel, AccessShareLock);
 	if (!any)
 	{
 		pfree(sql.data);
@@ -278,7 +319,8 @@ snowid_ticket_keep_triggers_always(Oid table)
 	PG_TRY();
 	{
 		if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "re-enabling the triggers of snowid_ticket failed");
+			elog(ERROR, "re-enabling the guard triggers of \"%s\" failed",
+				 get_rel_name(table));
 	}
 	PG_FINALLY();
 	{
@@ -320,8 +362,8 @@ snowid_ticket_utility(PlannedStmt *pstmt, const char *queryString,
 		{
 			snowid_ticket_check_owner_unlogged((AlterTableStmt *) parsetree,
 											   relid);
-			if (snowid_ticket_enables_trigger((AlterTableStmt *) parsetree) &&
-				relid == snowid_ticket_table(&extoid))
+			if (snowid_enables_trigger((AlterTableStmt *) parsetree) &&
+				snowid_is_own_table(relid))
 				reenable = relid;
 		}
 		if (OidIsValid(relid) && get_rel_relkind(relid) == RELKIND_SEQUENCE &&
@@ -363,7 +405,7 @@ snowid_ticket_utility(PlannedStmt *pstmt, const char *queryString,
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
 	if (OidIsValid(reenable) && !keeping_triggers)
-		snowid_ticket_keep_triggers_always(reenable);
+		snowid_keep_trigger_modes(reenable);
 }
 
 /* ---------- registration ---------- */

@@ -84,6 +84,19 @@
 #    to delete its row) stop the whole subscription at every retry, until
 #    the transaction is skipped (ALTER SUBSCRIPTION ... SKIP), the
 #    application's rows in it with it.
+# 6. The same subscription, the paths the guard of 1.9 missed (1.11):
+#    B holds a lease of its own in snowid_registry_node (A's row of the
+#    same node is skipped), and runs ALTER TABLE ... DISABLE TRIGGER ALL,
+#    then ENABLE TRIGGER ALL on it (what a data-only restore with
+#    --disable-triggers does): the guard is still enabled REPLICA there,
+#    and A's DELETE of that node is skipped (before 1.11 it removed B's
+#    lease).  A
+#    TRUNCATE on A of snowid_registry_node, then of snowid_ticket, which
+#    row triggers never see: B's apply worker refuses it with an ERROR, B's
+#    lease and tickets stay, the subscription stops at that transaction
+#    until B skips it (ALTER SUBSCRIPTION ... SKIP), and the rows after it
+#    arrive.  (A session replaying for an origin: pg_regress
+#    replication_guard.)
 #
 # No assertion depends on timing: every wait polls (with the suite's
 # timeout), and the load is rate-limited pgbench: 30 s on the three servers
@@ -938,6 +951,62 @@ $server{b}->safe_psql('allpub',
 	'ALTER TABLE snowid_ticket ENABLE REPLICA TRIGGER snowid_local_only');
 skipped('a ticket dropped on A that B also has, the guard enabled again',
 	q{DROP SEQUENCE public.late2}, 'snowid_ticket');
+
+# ==== 6. ENABLE TRIGGER ALL on B, and TRUNCATE on A (1.11) ====
+
+my $lease = q{INSERT INTO snowid_registry_node (node_id, start_id, layout,
+  claimed_at, last_seen, lease_until) VALUES (5, 'b', 'l', now(), now(),
+  now() + interval '1 day')};
+$server{b}->safe_psql('allpub', $lease);
+skipped('a lease written on A', $lease, 'snowid_registry_node');
+$server{b}->safe_psql('allpub',
+	'ALTER TABLE snowid_registry_node DISABLE TRIGGER ALL;
+	 ALTER TABLE snowid_registry_node ENABLE TRIGGER ALL');
+skipped('a lease deleted on A after DISABLE/ENABLE TRIGGER ALL on B',
+	'DELETE FROM snowid_registry_node WHERE node_id = 5',
+	'snowid_registry_node');
+is($server{b}->safe_psql('allpub', 'SELECT start_id FROM snowid_registry_node'),
+	'b', '6. B\'s lease is still there, B\'s own');
+
+# TRUNCATE $table on A, with a row of the application in the same
+# transaction: B's apply worker refuses it (or, before 1.11, applies it).
+sub truncate_refused
+{
+	my ($table) = @_;
+	my $count = "SELECT count(*) FROM $table";
+	my $before = $server{b}->safe_psql('allpub', $count);
+	my $pos = -s $server{b}->logfile;
+	$server{a}->safe_psql('allpub',
+		"BEGIN; TRUNCATE $table; INSERT INTO notes (note) VALUES ('with truncate $table'); COMMIT;
+		 INSERT INTO notes (note) VALUES ('after truncate $table')");
+	my ($log, $lsn);
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		$log = slurp_file($server{b}->logfile, $pos);
+		($lsn) = $log =~
+		  /refusing a replicated TRUNCATE of snowid table "public\.$table".*?finished at ([0-9A-F]+\/[0-9A-F]+)/s;
+		last if defined $lsn
+		  || $server{b}->safe_psql('allpub',
+			"SELECT count(*) FROM notes WHERE note = 'after truncate $table'") == 1;
+		usleep(100_000);
+	}
+	ok(defined $lsn,
+		"6. TRUNCATE $table on A: B's apply worker refuses it with an ERROR");
+	is($server{b}->safe_psql('allpub', $count), $before,
+		"6. TRUNCATE $table on A: B's $table keeps its $before rows");
+	is( $server{b}->safe_psql('allpub',
+			"SELECT count(*) FROM notes WHERE note LIKE '% truncate $table'"),
+		0, "6. TRUNCATE $table on A: the subscription stops at that transaction");
+	$server{b}->safe_psql('allpub', "ALTER SUBSCRIPTION b_all SKIP (lsn = '$lsn')")
+	  if defined $lsn;
+	ok(note_arrives("after truncate $table"),
+		"6. TRUNCATE $table on A: once B skips that transaction, the rows after it arrive");
+	return;
+}
+$server{b}->safe_psql('allpub', $lease =~ s/\(5,/(6,/r);
+truncate_refused('snowid_registry_node');
+truncate_refused('snowid_ticket');
 
 note sprintf 'done in %.1f s', time - $started;
 done_testing();
