@@ -88,7 +88,7 @@ cp "$SNOWID_SRC/test/snowid.conf" "$scratch/core.conf"
 # shellcheck disable=SC2046 # the flags, split on purpose
 if ! gcc $("$PG_CONFIG" --cflags) $("$PG_CONFIG" --cflags_sl) -shared \
 	-I"$("$PG_CONFIG" --includedir-server)" "$rd/regress.c" -o "$rd/regress.so" >"$scratch/gcc.log" 2>&1; then
-	cat "$scratch/gcc.log"
+	sed 's/^/  /' "$scratch/gcc.log"
 	echo "not ok 1 - regress.so of PostgreSQL $major builds"
 	echo "core: 0 passed, 1 failed"
 	exit 1
@@ -99,7 +99,7 @@ echo "core: pg_regress --schedule=parallel_schedule on PostgreSQL $major ($("$PG
 start=$SECONDS
 (
 	cd "$rd" &&
-		as_runner timeout -k 30 "${SNOWID_CORE_LIMIT:-1800}" \
+		as_runner timeout -k 30 "${SNOWID_CORE_LIMIT:-900}" \
 			"$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
 			--inputdir=. --outputdir=. --dlpath="$rd" \
 			--bindir="$("$PG_CONFIG" --bindir)" \
@@ -113,9 +113,11 @@ nfail=$(grep -cE '^not ok [0-9]+ ' "$scratch/pg_regress.log")
 if [ -z "$total" ] || { [ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ]; }; then
 	# pg_regress did not get to the end (the instance did not start, a
 	# timeout): nothing to compare
-	tail -40 "$scratch/pg_regress.log"
+	# (indented: pg_regress's own "ok N" lines are not this script's)
+	echo "--- pg_regress's output (last 40 lines)"
+	tail -40 "$scratch/pg_regress.log" | sed 's/^/  /'
 	for f in "$rd"/log/*.log; do
-		[ -f "$f" ] && { echo "--- $f (last 30 lines)"; tail -30 "$f"; }
+		[ -f "$f" ] && { echo "--- $f (last 30 lines)"; tail -30 "$f" | sed 's/^/  /'; }
 	done
 	echo "not ok 1 - pg_regress ran to its end (exit status $rc after $secs s; logs in $scratch)"
 	echo "core: 0 passed, 1 failed"
