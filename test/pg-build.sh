@@ -24,6 +24,11 @@
 # with SSL, as Debian's own builds, so that TAP 030 runs the registry's
 # SSL configuration on every major.
 #
+# Beside each build it keeps PostgreSQL's own regression suite, the
+# directory src/test/regress of the same source, as <cache>/N/.snowid-regress-src.tar.gz
+# (about 3 MB), for test/core/run.sh; a build made before it was kept gets
+# it on the next run (the source package is downloaded, nothing rebuilt).
+#
 # Runs as root or as a user with sudo (sudo is used only for apt-get install
 # of the build tools).
 set -euo pipefail
@@ -264,6 +269,39 @@ source_version() {
 		sed -n "s/^'[^']*' postgresql-$1_\(.*\)\.dsc .*/\1/p" | head -n1
 }
 
+# Keep src/test/regress of the orig tarball $2 (nothing built in it) as
+# $1/.snowid-regress-src.tar.gz, for test/core/run.sh.
+keep_regress_src() {
+	local prefix=$1 orig=$2 tmp
+	tmp=$(mktemp -d "$cache/regress-src.XXXXXX") || return 1
+	if tar -C "$tmp" --strip-components=1 --wildcards -xf "$orig" '*/src/test/regress/*' &&
+		tar -C "$tmp" -czf "$prefix/.snowid-regress-src.tar.gz.part" src/test/regress &&
+		mv "$prefix/.snowid-regress-src.tar.gz.part" "$prefix/.snowid-regress-src.tar.gz"; then
+		rm -rf "$tmp"
+		return 0
+	fi
+	rm -rf "$tmp" "$prefix/.snowid-regress-src.tar.gz.part"
+	return 1
+}
+
+# A build made before the regression suite was kept beside it: download the
+# same source package again (only that) and keep its src/test/regress.
+fetch_regress_src() {
+	local major=$1 prefix=$cache/$1 tmp orig
+	tmp=$(mktemp -d "$cache/regress-dl.XXXXXX") || return 1
+	say "keeping PostgreSQL $major's src/test/regress beside its build (downloading the source package)"
+	if (cd "$tmp" && apt-get "${apt_opts[@]}" source --download-only "postgresql-$major") >"$tmp/log" 2>&1 &&
+		orig=$(ls "$tmp"/postgresql-"$major"_*.orig.tar.*) &&
+		keep_regress_src "$prefix" "$orig"; then
+		rm -rf "$tmp"
+		return 0
+	fi
+	tail -n 5 "$tmp/log" >&2
+	rm -rf "$tmp"
+	say "could not keep PostgreSQL $major's src/test/regress: test/core/run.sh will say so"
+	return 1
+}
+
 build_major() {
 	local major=$1 prefix=$cache/$1 version want have work orig log
 	have=$(stamp_of "$major")
@@ -282,6 +320,7 @@ build_major() {
 	want="postgresql-$major $version $configure_opts"
 	if [ "$have" = "$want" ] && [ -x "$prefix/bin/pg_config" ]; then
 		say "PostgreSQL $major ($version) already built in $prefix"
+		[ -f "$prefix/.snowid-regress-src.tar.gz" ] || fetch_regress_src "$major" || true
 		return 0
 	fi
 
@@ -317,7 +356,8 @@ build_major() {
 			rm -rf "$prefix" &&
 			./configure --prefix="$prefix" $configure_opts &&
 			make -j"$(nproc)" &&
-			make install
+			make install &&
+			keep_regress_src "$prefix" "$work/$orig"
 	} >"$log" 2>&1 || {
 		tail -n 40 "$log" >&2
 		say "building PostgreSQL $major failed; log: $log"

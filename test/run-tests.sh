@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Run the whole snowid test suite on every supported PostgreSQL major: for
 # each, build snowid (warnings are errors) and install it, then run
-# pg_regress, isolation, TAP and the benchmark smoke test, each against
-# servers they start themselves.  Prints a section per major and ends with
-# one line "N passed, M failed" summed over all of them.
+# pg_regress, isolation, TAP, the registry fuzzer, PostgreSQL's own
+# regression suite with snowid in it (18 only: test/core/run.sh) and the
+# benchmark smoke test, each against servers they start themselves.  Prints
+# a section per major and ends with one line "N passed, M failed" summed
+# over all of them.
 #
 #   bash test/run-tests.sh                                 # 15, 17, 18 and 19
 #   PG_VERSIONS="15 18" bash test/run-tests.sh             # some majors
@@ -438,6 +440,26 @@ run_suite() {
 	count_regress fuzz.log
 	grep -q '^not ok [0-9]' fuzz.log && grep -E -A40 '^not ok [0-9]' fuzz.log | head -120
 
+	# PostgreSQL's own regression suite (parallel_schedule) on a server
+	# with snowid preloaded and created in every test database, compared
+	# with the differences snowid is known to make (issue 38): about a
+	# minute, on 18 only (elsewhere it says why it skips).  Its "ok N" /
+	# "not ok N" lines count as pg_regress's do: one per core test that
+	# snowid is expected to change, one for all the others.
+	echo "== PostgreSQL's own regression suite with snowid in it"
+	bash test/core/run.sh >core.log 2>&1
+	if grep -q '^core: skipped: ' core.log; then
+		sed -n 's/^core: /  /p' core.log
+	elif grep -qE '^core: [0-9]+ passed, [0-9]+ failed' core.log; then
+		grep -E '^(not )?ok [0-9]+ ' core.log
+		count_regress core.log
+		grep -q '^core: [0-9]* passed, 0 failed' core.log || grep -vE '^(not )?ok [0-9]+ ' core.log | head -200
+	else
+		tail -40 core.log
+		echo "  test/core/run.sh ended without its count: FAILED"
+		major_failed=$((major_failed + 1))
+	fi
+
 	echo "== benchmark smoke (proves the suite runs; times nothing)"
 	cat bench-side.out
 	read -r side_passed side_failed <bench-side.count 2>/dev/null || {
@@ -452,7 +474,7 @@ run_suite() {
 	# cannot be had (no tarball, a major Citus 14 does not build against)
 	# it prints "citus bench: skipped: <reason>", counted neither way.
 	SNOWID_BENCH_PG_CONFIG=$PG_CONFIG bench_smoke "citus bench" citus.sh 55490 bench-citus.log check_citus_bench
-	echo "logs: $work/{regress,isolation,tap,fuzz,bench,bench-registry,bench-renewals,bench-inserts,bench-uuid,bench-mesh,bench-citus}.log"
+	echo "logs: $work/{regress,isolation,tap,fuzz,core,bench,bench-registry,bench-renewals,bench-inserts,bench-uuid,bench-mesh,bench-citus}.log"
 	cd "$SNOWID_SRC" || return
 }
 
