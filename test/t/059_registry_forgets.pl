@@ -17,6 +17,12 @@
 # 4. The registry database's owner (not a superuser) can drop neither the
 #    schema snowid lives in (DROP SCHEMA public CASCADE) nor the extension
 #    (42501); a superuser still can.
+# 5. A restart that lost rows: the grace is unconditional; a role that lies
+#    about a lease gets the node above the time it asked.
+# 6. A registry restored from an early base backup while three members
+#    hold pool ranges granted after it (issue 38): their reports during
+#    the grace move the pool above them, no value is issued twice, and a
+#    hostile report beyond the pool's lost bound is refused.
 
 use strict;
 use warnings;
