@@ -379,16 +379,21 @@ COMMENT ON FUNCTION snowid_registry_dropped_at() IS
 -- and never dropped; after snowid's creation, when it was dropped before
 -- or its rows were restored (or kept by the update to 1.8).  A holder
 -- re-asserting within it gets its node with a floor of now
--- (snowid_registry_claim).  The detail of the refusal while that lasts;
--- NULL after.  Cheap: a few reads of small tables and one stat() of the
--- current timeline's history file.
-CREATE FUNCTION snowid_registry_recovering()
-RETURNS text
+-- (snowid_registry_claim).  While that lasts, since when (reports may move
+-- a pool as far as the grants forgotten since then could have reached:
+-- snowid_pool_lost_bound) and the detail of the refusal; no row after.
+-- Cheap: a few reads of small tables and one stat() of the current
+-- timeline's history file.
+CREATE FUNCTION snowid_registry_recovery(OUT since timestamptz,
+										  OUT detail text)
+RETURNS SETOF record
 LANGUAGE sql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
+ROWS 1
 AS $$
-SELECT format('the registry %s %s s ago and grants new leases after %s s, when every holder has had time to re-assert its own',
+SELECT t.since,
+	   format('the registry %s %s s ago and grants new leases after %s s, when every holder has had time to re-assert its own',
 			  CASE t.since
 				  WHEN t.installed THEN 'had its snowid created (or restored)'
 				  WHEN t.promoted THEN 'was promoted'
@@ -425,6 +430,21 @@ SELECT format('the registry %s %s s ago and grants new leases after %s s, when e
 							   (SELECT max(i.installed_at)
 								  FROM @extschema@.snowid_registry_installed i) AS installed) x) s) t
  WHERE t.since + t.grace > t.now
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_recovery() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_recovery() IS
+'registry, internal: while the registry may have forgotten leases and ranges (its server started or was promoted, or snowid was created, less than reassert_grace ago), one row: since when, and why it grants nothing new yet; no row after';
+
+-- The detail of snowid_registry_recovery(), NULL after the grace.
+CREATE FUNCTION snowid_registry_recovering()
+RETURNS text
+LANGUAGE sql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT r.detail FROM @extschema@.snowid_registry_recovery() r
 $$;
 
 REVOKE ALL ON FUNCTION snowid_registry_recovering() FROM PUBLIC;

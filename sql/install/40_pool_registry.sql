@@ -363,16 +363,92 @@ REVOKE ALL ON FUNCTION snowid_pool_lock(text) FROM PUBLIC;
 COMMENT ON FUNCTION snowid_pool_lock(text) IS
 'registry, internal: locks a pool''s row for a grant, report or return, ending a member''s session that has held it for more than 1 s';
 
+-- Where the grants of pool p_pool that a registry which may have forgotten
+-- since p_since (snowid_registry_recovery: a start, a promotion, a
+-- restore) lost could have reached: the highest value they could have
+-- granted, however much was lost.  The restored state is what the tables
+-- hold from before p_since: its lowest value never granted (above every
+-- range recorded before then, or the pool's start) and its newest time
+-- (the latest range granted or node seen before then, or the pool's
+-- creation).  From that time until p_since the lost registry granted each
+-- login role that may ask for ranges (not a superuser, EXECUTE on
+-- snowid_pool_grant) at most max_grants_per_hour ranges of the pool for
+-- each hour begun, each at most max_grant_share of what was left and at
+-- least 1,024 values: k such grants leave at least
+-- left * (1 - share)^k - 1,024 * min(k, 1 / share) values.  Nothing here
+-- depends on what a member says.  A superuser's grants are not limited and
+-- not counted; the settings are those restored.
+CREATE FUNCTION snowid_pool_lost_bound(p_pool text, p_since timestamptz)
+RETURNS bigint
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_pool @extschema@.snowid_pool;
+	v_from numeric;
+	v_then timestamptz;
+	v_share double precision;
+	v_limit integer;
+	v_roles bigint;
+	v_grants numeric;
+	v_log double precision;
+	v_kept numeric;
+BEGIN
+	SELECT p.* INTO v_pool FROM @extschema@.snowid_pool p WHERE p.name = p_pool;
+	IF NOT FOUND THEN
+		RETURN NULL;
+	END IF;
+	SELECT greatest(v_pool.start::numeric, max(r.last_value)::numeric + 1),
+		   greatest(v_pool.created_at, max(r.granted_at))
+	  INTO v_from, v_then
+	  FROM @extschema@.snowid_pool_range r
+	 WHERE r.pool = p_pool AND r.granted_at < p_since;
+	v_then := greatest(v_then, (SELECT max(n.last_seen)
+								  FROM @extschema@.snowid_registry_node n
+								 WHERE n.last_seen < p_since));
+	IF v_from > v_pool.maxvalue THEN
+		RETURN v_pool.maxvalue;
+	END IF;
+	SELECT coalesce(max(s.max_grant_share), 0.01), coalesce(max(s.max_grants_per_hour), 60)
+	  INTO v_share, v_limit
+	  FROM @extschema@.snowid_registry_settings s;
+	SELECT greatest(count(*), 1) INTO v_roles
+	  FROM pg_roles r
+	 WHERE r.rolcanlogin AND NOT r.rolsuper
+	   AND has_function_privilege(r.oid,
+			   format('%I.snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])',
+					  '@extschema@')::regprocedure::oid,
+			   'EXECUTE');
+	v_grants := v_roles::numeric * v_limit *
+		greatest(ceil(EXTRACT(epoch FROM p_since - v_then) / 3600), 1);
+	v_log := v_grants::double precision * ln(1 - v_share);
+	-- (the float's rounding taken off what is left, never added)
+	v_kept := floor((v_pool.maxvalue::numeric - v_from + 1) *
+					CASE WHEN v_log < -700 THEN 0 ELSE exp(v_log) END::numeric * 0.999999
+					- 1024 * least(v_grants, ceil(1 / v_share)::numeric) - 1);
+	RETURN v_pool.maxvalue::numeric - greatest(v_kept, 0);
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_pool_lost_bound(text, timestamptz) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_pool_lost_bound(text, timestamptz) IS
+'registry, internal: the highest value of a pool that the grants a registry may have forgotten since the given time could have reached: every member role''s max_grants_per_hour for each hour begun since the newest time its restored tables record, each at most max_grant_share of what was left';
+
 -- A member's report of the ranges it holds (as granted): each one inside
 -- its pool's values that no range row covers is recorded, and nothing up
 -- to its end is granted again.  Pools are taken in name order, so that two
 -- reports never wait for each other's pool rows in a cycle.  A range that
 -- moves the pool (reaching its lowest value never granted) must lie where
 -- one grant to the reporter could have been: ending within one grant's
--- size (max_grant_share) of that value as the call found it, and counted
--- with the role's grants against max_grants_per_hour; otherwise the call
--- is refused (22023) and records nothing.  A superuser's calls are not
--- bounded, as its grants are not.
+-- size (max_grant_share) of that value as the call found it, or, while the
+-- registry may have forgotten (snowid_registry_recovery), where the grants
+-- it may have lost could have reached (snowid_pool_lost_bound: a restore
+-- loses many grants, and the members holding them report during the
+-- grace); and counted with the role's grants against max_grants_per_hour.
+-- Otherwise the call is refused (22023) and records nothing.  A
+-- superuser's calls are not bounded, as its grants are not.
 CREATE FUNCTION snowid_pool_report(p_node_id integer,
 								   p_system_identifier numeric,
 								   p_start_id text,
@@ -404,6 +480,10 @@ DECLARE
 	v_moves bigint;
 	v_limit integer;
 	v_request text;
+	v_one numeric;
+	v_lost bigint;
+	v_since timestamptz;
+	v_since_read boolean := false;
 BEGIN
 	IF coalesce(cardinality(p_pool), 0) <> coalesce(cardinality(p_first), 0) OR
 	   coalesce(cardinality(p_pool), 0) <> coalesce(cardinality(p_last), 0) THEN
@@ -477,7 +557,20 @@ BEGIN
 					IF v_left < 4 * v_n THEN
 						v_n := least(v_n, greatest(ceil(v_left / 4), least(v_left, 64)));
 					END IF;
-					v_bound := v_next::numeric + v_n - 1;
+					v_one := v_next::numeric + v_n - 1;
+					v_bound := v_one;
+					-- while the registry may have forgotten: as far as
+					-- the grants it may have lost could have reached
+					IF NOT v_since_read THEN
+						SELECT r.since INTO v_since
+						  FROM @extschema@.snowid_registry_recovery() r;
+						v_since_read := true;
+					END IF;
+					v_lost := NULL;
+					IF v_since IS NOT NULL THEN
+						v_lost := @extschema@.snowid_pool_lost_bound(v_h.pool, v_since);
+						v_bound := greatest(v_bound, v_lost);
+					END IF;
 					SELECT count(*) INTO v_moves
 					  FROM @extschema@.snowid_pool_range r
 					 WHERE r.pool = v_h.pool AND r.holder_role = session_user
@@ -488,9 +581,14 @@ BEGIN
 					RAISE EXCEPTION 'values % to % of pool "%" are not where a grant to this member could have been',
 						v_h.lo, v_h.hi, v_h.pool
 						USING ERRCODE = 'invalid_parameter_value',
-							  DETAIL = format('The pool has granted the values below %s, and one grant from there ends at %s at the most (snowid_registry_settings.max_grant_share); nothing of this report is recorded.',
-											  v_next, v_bound),
-							  HINT = 'A member reports only ranges it was granted.  A registry that lost more of a pool than one grant needs a superuser to set the pool''s next_value above every range still held.';
+							  DETAIL = CASE WHEN v_lost IS NULL THEN
+								  format('The pool has granted the values below %s, and one grant from there ends at %s at the most (snowid_registry_settings.max_grant_share); nothing of this report is recorded.',
+										 v_next, v_one)
+							  ELSE
+								  format('The pool has granted the values below %s, one grant from there ends at %s at the most (snowid_registry_settings.max_grant_share), and the grants this registry may have forgotten since %s end at %s at the most (snowid_registry_settings.max_grants_per_hour); nothing of this report is recorded.',
+										 v_next, v_one, v_since, v_lost)
+							  END,
+							  HINT = 'A member reports only ranges it was granted.  After the grace that follows a start, promotion or restore of the registry, a pool that lost more than one grant needs a superuser to set its next_value above every range still held.';
 				END IF;
 				IF v_moves >= v_limit THEN
 					RAISE EXCEPTION 'this login role was granted or reported % ranges of pool "%" in the last hour, the most the registry grants',

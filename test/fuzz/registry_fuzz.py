@@ -49,9 +49,11 @@ registry that may have forgotten"):
     member's lost lease of the node;
   - a lost lease, floor or range that its holder did not re-assert (renew,
     report) within the grace is not protected after it (a holder that
-    cannot reach the registry for the whole grace loses its node; a pool
-    that lost more than one grant needs a superuser), and with
-    reassert_grace 0 it is not protected at all;
+    cannot reach the registry for the whole grace loses its node and its
+    ranges), and with reassert_grace 0 it is not protected at all;
+  - within the grace a holder's report may move a pool as far as its lost
+    bound (what the grants the registry may have lost could have reached:
+    lost_bound), after it by one grant;
   - a restore of a dump without leases starts no grace (the registry
     cannot tell it from a new one).
 
@@ -61,7 +63,8 @@ Invariants (the name is what SNOWID_FUZZ_INVARIANTS picks):
   floor_bounded   no recorded or returned last ID outside 0 .. ID(now + max_lease)
   ranges_disjoint no value of a pool in two members' ranges (rows or hands)
   next_value      a pool's next_value moves only by this step's grants (each
-                  within its cap), honest reports and returns
+                  within its cap), honest reports, returns, and reports
+                  within one grant (in a grace: the lost bound)
   no_cross_role   a call by one role changes no other role's live lease or ranges
   no_identity     no answer to a member shows another member's identity
   role_limit      no role holds more live nodes than max_nodes_per_role
@@ -207,6 +210,24 @@ def one_grant_above(nv, mx):
     if left < 4 * n:
         n = min(n, max(-(-left // 4), min(left, 64)))
     return nv + n
+
+
+def lost_bound(start, mx, top, created_ms, now_ms):
+    """Where a report may move a pool during the grace of a registry that
+    may have forgotten (README "A registry that forgot"): as far as the
+    grants it may have lost could have reached.  From its lowest value
+    never granted (above top, the highest range it knew at the event),
+    every member role (each a login in snowid_members) was granted at most
+    max_grants_per_hour (60) ranges per hour begun since the pool was
+    created (an upper bound of the time since the restored state), each at
+    most max_grant_share (0.01) of what was left and at least 1,024."""
+    frm = max(start, (top + 1) if top is not None else start)
+    if frm > mx:
+        return mx
+    k = len(MEMBERS) * 60 * max(1, -(-int(now_ms - created_ms) // 3600000))
+    left = mx - frm + 1
+    kept = int(left * (0.99 ** k) * 0.999999) - 1024 * min(k, 100) - 1
+    return mx - max(kept, 0)
 
 
 def hexid(rnd, n=32):
@@ -886,9 +907,26 @@ class RegistryFuzz(RuleBasedStateMachine):
                     if r[3] is None:
                         lost.append(('range', f'{m.role} {r[0]} {r[1]}..{r[2]}'))
                     r[3] = until if r[3] is None else min(r[3], until)
+        # reports may move a pool as far as its lost bound while the
+        # registry's own grace lasts (it began after `before`, and ends
+        # at most reassert_grace after now)
+        self.lost_until = now + grace + 500 if grace and HAS['grace'] else 0
+        self.lost_bounds = {
+            r[0]: lost_bound(r[1], r[2], r[3], r[4], now) for r in self.q(
+                "SELECT p.name, p.start, p.maxvalue, (SELECT max(r.last_value) FROM "
+                "snowid.snowid_pool_range r WHERE r.pool = p.name), "
+                "extract(epoch FROM p.created_at)::float8 * 1000 FROM snowid.snowid_pool p")}
         CURRENT['calls'].append(f'[{event}] lost until {int(until)}: '
                                 + (', '.join(x for _, x in lost) or 'nothing'))
         STATS['states'].add((kind, 'lost ' + (', '.join(sorted(set(w for w, _ in lost))) or 'nothing')))
+
+    def report_bound(self, pool, nv, mx):
+        """Where a holder's report may move a pool standing at nv now: one
+        grant, or during a grace its lost bound."""
+        to = one_grant_above(nv, mx)
+        if REG.now_ms() < getattr(self, 'lost_until', 0) and pool in self.lost_bounds:
+            to = max(to, self.lost_bounds[pool] + 1)
+        return to
 
     def protected(self, r, now):
         """Whether the registry still protects a range held."""
@@ -1364,7 +1402,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         hi = min(lo + size - 1, BIG) if lo <= BIG - size + 1 else BIG
         node = sorted(m.holds)[0] if (own_node and m.holds) else (sorted(o.holds)[0] if o.holds else 0)
         if node in m.holds:
-            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), one_grant_above(nv, mx))
+            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), self.report_bound(pool, nv, mx))
         self.call(m, "SELECT snowid.snowid_pool_report(%s::int4, %s::numeric, %s::text, %s::text, "
                   "%s::text[], %s::int8[], %s::int8[])",
                   [node, m.sysid, m.start_id, m.secret, [pool], [lo], [hi]])
@@ -1433,7 +1471,7 @@ class RegistryFuzz(RuleBasedStateMachine):
             if node in m.holds:
                 # recorded at the commit (end_open): a holder's report moves
                 # the pool by one grant at most
-                m.open_moves[pool] = one_grant_above(nv or mx, mx)
+                m.open_moves[pool] = self.report_bound(pool, nv or mx, mx)
             self.call(m, "SELECT snowid.snowid_pool_report(%s::int4, %s::numeric, %s::text, %s::text, "
                       "%s::text[], %s::int8[], %s::int8[])",
                       [node, m.sysid, m.start_id, m.secret, [pool], [(nv or 1) + 5000],

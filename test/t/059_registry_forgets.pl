@@ -17,10 +17,18 @@
 # 4. The registry database's owner (not a superuser) can drop neither the
 #    schema snowid lives in (DROP SCHEMA public CASCADE) nor the extension
 #    (42501); a superuser still can.
+# 5. A restart that lost rows: the grace is unconditional; a role that lies
+#    about a lease gets the node above the time it asked.
+# 6. A registry restored from an early base backup while three members
+#    hold pool ranges granted after it (issue 38): their reports during
+#    the grace move the pool above them, no value is issued twice, and a
+#    hostile report beyond the pool's lost bound is refused.
 
 use strict;
 use warnings;
 
+use IPC::Run;
+use Time::HiRes qw(sleep);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -30,7 +38,8 @@ use SnowidTest;
 
 # ---- the registry, a grace of 0 to start (the settings are lost with it) ----
 
-my ($registry, $reg) = registry(sql => q{
+# (wal_level replica: part 6 takes a base backup of it)
+my ($registry, $reg) = registry(conf => "wal_level = replica\nmax_wal_senders = 2\n", sql => q{
 INSERT INTO snowid_registry_settings (only_row, reassert_grace) VALUES (true, '0');
 CREATE ROLE member_a LOGIN SUPERUSER;
 });
@@ -188,6 +197,205 @@ $registry->safe_psql('ids', 'DROP SCHEMA public CASCADE');
 is($registry->safe_psql('ids', q{SELECT count(*) FROM pg_extension WHERE extname = 'snowid'}),
 	'0', 'a superuser may drop it');
 
+# ---- 6. a registry restored from an early base backup ----
+#
+# Members P1, P2 and P3 (login roles m_p1, m_p2, m_p3) draw a pooled
+# ticket from the integer pool 'orders' of registry database "pools", in
+# ranges of 1,024 values (max_grant_share).  P3 takes a few values; P1 and
+# P2 are loaded.  A base backup of the registry is taken early; P1 and P2
+# are granted many more ranges; the load stops (each member keeps the
+# ranges it holds), the registry stops and the backup is restored in its
+# place (same host and port): it has forgotten every range granted after
+# the backup.  The members report the ranges they hold during its grace;
+# after it all three are loaded: P3, whose last range is older than the
+# backup, asks for new ones.
+#
+# - no value of the pool is issued by two members (nor twice by one);
+# - after the grace the pool stands above every range granted before the
+#   restore;
+# - a role's report of a range beyond what the registry could have granted
+#   since its restored state (every member role's max_grants_per_hour for
+#   each hour begun since, each grant at most max_grant_share) is refused
+#   (22023) and recorded nowhere, during the grace and after it.
+
 $_->stop for ($a, $b, $c);
-$registry->stop;
+
+my $pool_start = 2147483647 - 100_000_000 + 1;    # 100,000,000 values
+$registry->safe_psql('postgres', q{
+CREATE ROLE m_p1 LOGIN;
+CREATE ROLE m_p2 LOGIN;
+CREATE ROLE m_p3 LOGIN;
+CREATE ROLE m_x LOGIN;
+CREATE DATABASE pools;
+});
+$registry->safe_psql('pools', qq{
+CREATE EXTENSION snowid;
+INSERT INTO snowid_registry_settings
+	(only_row, reassert_grace, max_grant_share, max_grants_per_hour)
+VALUES (true, '10s', 0.00001, 2000);
+GRANT EXECUTE ON FUNCTION ${\ registry_signature('claim')}, ${\ registry_signature('release')},
+	${\ registry_signature('pool_grant')}, ${\ registry_signature('pool_report')},
+	${\ registry_signature('pool_return')} TO m_p1, m_p2, m_p3, m_x;
+SELECT snowid_pool_create('orders', 'integer', $pool_start);
+});
+
+# ptake(n): n values of the pooled ticket 't' into vals, or none (no
+# range in hand while the registry is away or in its grace).
+my $ptake_sql = q{
+SELECT snowid_ticket_create('t', pool => 'orders', block => 64);
+CREATE TABLE vals(v bigint NOT NULL);
+CREATE FUNCTION ptake(n integer) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO vals SELECT snowid_ticket_next('t') FROM generate_series(1, n);
+EXCEPTION WHEN OTHERS THEN
+	NULL;
+END
+$$;
+};
+my @p = map {
+	member("p$_", undef,
+		registry => registry_conninfo($registry, 'pools'),
+		user => "m_p$_",
+		application_name => 1,
+		lease => '60s',
+		sql => $ptake_sql,
+		wait => "P$_ holds a node of registry database pools")
+} (1, 2, 3);
+
+# pgbench on each member: ptake(250), 20 times a second (about 5 ranges a
+# second each), until stopped.
+my $load_dir = PostgreSQL::Test::Utils::tempdir;
+open my $lf, '>', "$load_dir/ptake.sql" or die "could not write ptake.sql: $!";
+print $lf "SELECT ptake(250);\n";
+close $lf;
+
+sub load_start
+{
+	my (@on) = @_;
+	return [
+		map {
+			my $out = '';
+			IPC::Run::start(
+				[
+					'pgbench', '-n', '-c', 1, '-j', 1, '-T', 300, '-R', 20,
+					'-f', "$load_dir/ptake.sql", '-h', $_->host, '-p', $_->port,
+					'postgres'
+				],
+				'>', \$out, '2>', \$out);
+		} @on
+	];
+}
+
+sub load_stop
+{
+	my ($handles) = @_;
+	$_->kill_kill for @$handles;
+	return;
+}
+
+sub pool_next
+{
+	my ($node) = @_;
+	return $node->safe_psql('pools',
+		q{SELECT coalesce(next_value, maxvalue + 1) FROM snowid_pools WHERE name = 'orders'});
+}
+
+# P3: a few values (less than half its first range: it asks for no more)
+my $p3_took = 0;
+for (1 .. 300)
+{
+	$p[2]->safe_psql('postgres', 'SELECT ptake(300)');
+	$p3_took = $p[2]->safe_psql('postgres', 'SELECT count(*) FROM vals');
+	last if $p3_took > 0;
+	sleep 0.2;
+}
+is($p3_took, 300, 'P3 takes values of pool orders');
+my $load = load_start(@p[ 0, 1 ]);
+ok( $registry->poll_query_until('pools',
+		q{SELECT count(*) >= 6 FROM snowid_pool_ranges WHERE pool = 'orders'}),
+	'P1 and P2 are granted ranges of pool orders under load');
+$registry->backup('early');
+my $backup_next = pool_next($registry);
+ok( $registry->poll_query_until('pools',
+		"SELECT next_value >= $backup_next + 40 * 1024 FROM snowid_pools WHERE name = 'orders'"),
+	'... and 40 more after the base backup');
+load_stop($load);
+my $top = $registry->safe_psql('pools',
+	q{SELECT max(last_value) FROM snowid_pool_ranges WHERE pool = 'orders'});
+my $held = join '/',
+  map { $_->safe_psql('postgres', 'SELECT values_in_hand FROM snowid_pool_holdings()') } @p;
+note "pool orders: next_value $backup_next at the backup, ranges up to $top granted; holdings $held";
+
+# the registry lost: the backup restored in its place
+$registry->stop('immediate');
+my $restored = PostgreSQL::Test::Cluster->new('registry_restored', port => $registry->port);
+$restored->init_from_backup($registry, 'early');
+$restored->start;
+cmp_ok(pool_next($restored), '<', $top - 30 * 1024,
+	'the restored registry has forgotten the ranges granted after the backup');
+like(
+	$restored->safe_psql('pools', 'SELECT snowid_registry_recovering()'),
+	qr/restarted \(or was restored\)/,
+	'the restored registry is in its grace');
+
+# A role that re-asserts a node it never held (the registry cannot know
+# better) and reports a range far beyond what could have been granted.
+my $layout_p = $restored->safe_psql('pools', 'SELECT layout FROM snowid_registry_settings');
+my $far = $pool_start + 60_000_000;
+sub hostile_report
+{
+	return $restored->psql(
+		'pools',
+		"\\set VERBOSITY verbose\nSELECT snowid_pool_report(900, 42, 'startx', rpad('s', 32, '#'), "
+		  . "'{orders}', '{$far}', '{" . ($far + 1023) . "}')",
+		extra_params => [ '-U', 'm_x' ]);
+}
+is( $restored->safe_psql(
+		'pools',
+		"SELECT result FROM snowid_registry_reassert(900, false, 1023, \$\$$layout_p\$\$, 'x', 'h', 1, 42,
+			'startx', rpad('s', 32, '#'), NULL, false, 60000, 5000, 1000, NULL,
+			clock_timestamp() + interval '60 s')",
+		extra_params => [ '-U', 'm_x' ]),
+	'ok', 'a hostile role re-asserts a node it never held during the grace');
+my ($rc, $out, $err) = hostile_report();
+like($err, qr/22023.*not where a grant to this member could have been/s,
+	'its report of a range beyond what the registry could have granted since its restored state is refused');
+is($restored->safe_psql('pools', "SELECT snowid_pool_owner('orders', $far) IS NULL"),
+	't', '... and recorded nowhere');
+
+ok($restored->poll_query_until('pools', 'SELECT snowid_registry_recovering() IS NULL'),
+	'the grace ends');
+cmp_ok(pool_next($restored), '>', $top,
+	'the members reported their ranges: the pool stands above every range granted before the restore');
+($rc, $out, $err) = hostile_report();
+like($err, qr/22023/, 'after the grace the hostile report is refused too');
+is($restored->safe_psql('pools', "SELECT snowid_pool_owner('orders', $far) IS NULL"),
+	't', '... and recorded nowhere');
+
+# all three loaded until 20 more ranges are granted
+my $after = pool_next($restored);
+$load = load_start(@p);
+ok( $restored->poll_query_until('pools',
+		"SELECT next_value >= $after + 20 * 1024 FROM snowid_pools WHERE name = 'orders'"),
+	'the restored registry grants ranges again');
+load_stop($load);
+
+my %seen_p;
+my $total = 0;
+my $dups_p = 0;
+for my $m (@p)
+{
+	for my $v (split /\n/, $m->safe_psql('postgres', 'SELECT v FROM vals'))
+	{
+		$total++;
+		$dups_p++ if $seen_p{$v}++;
+	}
+}
+note "values of pool orders issued by P1, P2 and P3: $total, $dups_p of them issued before";
+cmp_ok($total, '>', 40 * 1024, 'the members issued values of the pool before and after the restore');
+is($dups_p, 0, 'no value of the pool was issued twice across the restore');
+
+$_->stop for @p;
+$restored->stop;
 done_testing();
+
