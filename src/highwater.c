@@ -56,6 +56,7 @@
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "boot_record.h"
 #include "clock.h"
 #include "continuation.h"
 #include "guc.h"
@@ -283,7 +284,9 @@ snowid_highwater_load(SnowidShared *shared)
 				(errmsg("snowid continues above the bound of its boot record, not of its high-water file"),
 				 errdetail(have_file ?
 						   "The file \"snowid.highwater\" holds a lower bound than this server wrote into it before, in this boot of its host: the data directory was restored into itself from an older copy." :
-						   "The file \"snowid.highwater\" is gone, but this server wrote one in this boot of its host: the data directory was restored into itself from an older copy.")));
+						   "The file \"snowid.highwater\" is gone, but this server wrote one in this boot of its host: the data directory was restored into itself from an older copy."),
+				 errhint("The boot record is in \"%s\"; remove it only if the file is known to hold the highest ID issued: this server then trusts the file, as after a reboot.",
+						 snowid_boot_record_dir(NULL))));
 		b = recorded;
 		have_file = true;
 	}

@@ -124,6 +124,20 @@ my $last = $node->safe_psql('postgres', 'SELECT snowid_next()');
 $node->stop;
 my $saved = slurp_file($file);
 unlink $file or die "could not remove $file: $!";
+# In the same boot of the host, the boot record (1.11) still holds the
+# bound: the server starts above it.
+$log_offset = -s $node->logfile;
+$node->start;
+like(slurp_file($node->logfile, $log_offset),
+	qr/snowid continues above the bound of its boot record/,
+	'without snowid.highwater, the start goes on from the boot record');
+my $above = $node->safe_psql('postgres', 'SELECT snowid_next()');
+cmp_ok($above, '>', $last, 'above the last ID');
+$last = $above;
+$node->stop;
+unlink $file or die "could not remove $file: $!";
+# After a reboot (no boot record), nothing says which IDs were issued.
+ok(forget_boot_record($node), 'the boot record is removed, as by a reboot');
 $log_offset = -s $node->logfile;
 $started = $node->start(fail_ok => 1);
 ok(!$started, 'without snowid.highwater, a data directory that issued IDs does not start');
@@ -151,7 +165,8 @@ is(-s $file, 1024, 'the hand-written line was replaced by the two-slot file');
 $node->stop;
 $saved = slurp_file($file);
 unlink $file or die;
-ok(!$node->start(fail_ok => 1), 'deleted again: no start');
+forget_boot_record($node);
+ok(!$node->start(fail_ok => 1), 'deleted again (and no boot record): no start');
 open $wfh, '>:raw', $file or die;
 print $wfh $saved;
 close $wfh or die;
@@ -209,10 +224,13 @@ hand_line_refused('snowid-last-id 9223372036854775807',
 	qr/gives 9223372036854775807, which is not an ID of the layout in force/,
 	'2^63 - 1 under 53 ID bits');
 
-# The largest ID of a small one is still read (and the stream goes on above it).
+# The largest ID of a small one is still read (and the stream goes on
+# above it), once no boot record of this boot holds a higher bound (the
+# 63-bit IDs issued above, which the 53-bit layout cannot go above).
 open $wfh, '>', $file or die;
 print $wfh "snowid-last-id 4000000000\n";
 close $wfh or die;
+forget_boot_record($node);
 $node->start;
 cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', 4000000000,
 	'a valid hand-written ID under 53 ID bits: the server starts and goes on above it');

@@ -237,7 +237,7 @@ cmp_ok($lease{deadline}, '>', 0, 'stopped during the outage: the lease file keep
 	# the format before 1.5: no registry identity
 	my $path = $a->data_dir . '/snowid.lease';
 	my $line = slurp_file($path);
-	$line =~ s/^((?:\S+ ){6}\S+) \d+ \S+(?: \S+ \S+ \S+)?\n\z/$1\n/
+	$line =~ s/^((?:\S+ ){6}\S+) \d+ \S+(?: \S+ \S+ \S+(?: \S+)?)?\n\z/$1\n/
 	  or die "unexpected lease file: $line";
 	open my $fh, '>', $path or die "could not write $path: $!";
 	print $fh $line;

@@ -6,6 +6,7 @@ use warnings;
 use Exporter 'import';
 use File::Basename ();
 use File::Spec;
+use File::Path ();
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -14,6 +15,7 @@ use Time::HiRes ();
 
 our @EXPORT = qw(snowid_node take_setup_sql max_of min_of strictly_increasing set_policy
   write_clock_offset fake_clock_env with_fake_clock highwater_slots highwater_file highwater_fields reserved_until_us
+  forget_boot_record
   wait_registry_state start_pgbench pgbench_processed drop_attver_options
   run_pg_upgrade registry registry_conninfo registry_signature member wait_state
   status_of ids_of next_error try_next);
@@ -189,6 +191,18 @@ sub highwater_fields
 	my ($datadir) = @_;
 	my ($newest) = sort { $b->[0] <=> $a->[0] } grep { defined } highwater_slots($datadir);
 	return defined $newest ? $newest->[2] : undef;
+}
+
+# Remove the boot record of $node's data directory (src/boot_record.c:
+# /dev/shm/snowid.<system identifier>.<dev>.<inode>), as a reboot of the
+# host would; returns how many were removed.
+sub forget_boot_record
+{
+	my ($node) = @_;
+	my ($dev, $ino) = (stat $node->data_dir)[ 0, 1 ];
+	my @dirs = glob(sprintf('/dev/shm/snowid.*.%x.%x', $dev, $ino));
+	File::Path::rmtree($_) for @dirs;
+	return scalar @dirs;
 }
 
 # The bound of the newest slot, or undef if there is no file.
