@@ -137,7 +137,13 @@ is( $reg->safe_psql(
 $m->safe_psql('app', "SELECT snowid_ticket_create('idle_a', pool => 'idle')");
 $m->safe_psql('app', "SELECT snowid_ticket_create('idle_b', pool => 'idle')");
 $m->safe_psql('app', 'DROP SEQUENCE idle_a');
-sleep 17;
+# (and for the part on values in hand below, in the same wait: a pool with
+# values in hand whose only ticket is dropped)
+$m->safe_psql('app',
+	"SELECT snowid_ticket_create('held_id', pool => 'held'); SELECT snowid_ticket_next('held_id') FROM generate_series(1, 5)"
+);
+$m->safe_psql('app', 'DROP SEQUENCE held_id');
+sleep 17;    # past the idle time
 my $kept = holdings('count(*)', "pool = 'idle'");
 $m->safe_psql('app', 'DROP SEQUENCE idle_b');
 ok( $kept eq '1' && $m->poll_query_until(
@@ -167,12 +173,8 @@ ok( $kept eq '1' && $m->poll_query_until(
 );
 $m->safe_psql('postgres', "DELETE FROM snowid_pool WHERE name = 'up_t'");
 
-# Values in hand: kept, until a clean shutdown gives them back.
-$m->safe_psql('app',
-	"SELECT snowid_ticket_create('held_id', pool => 'held'); SELECT snowid_ticket_next('held_id') FROM generate_series(1, 5)"
-);
-$m->safe_psql('app', 'DROP SEQUENCE held_id');
-sleep 17;    # past the idle time
+# Values in hand (the pool 'held', set up above): kept past the idle
+# time, until a clean shutdown gives them back.
 $kept = holdings('values_in_hand > 0', "pool = 'held'");
 $m->restart;
 wait_registry_state($m, 'ok') or die 'the member does not hold its node';
