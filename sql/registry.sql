@@ -60,7 +60,10 @@ SELECT * FROM pg_temp.claim(2, 222, 's2', p_layout => 'layout B');
 SELECT * FROM pg_temp.claim(NULL, 222, 's2', p_layout => 'layout B');
 
 -- No node named: the lowest free one, 0.  The same start asking again (its
--- reply was lost) gets the same node back, renewed; the next server gets 2.
+-- reply was lost) gets the same node back, renewed, with the floor the
+-- row keeps (here its own report, 200: from 1.11 a claim of the holder's
+-- start that does not re-assert the lease carries the row's floor); the
+-- next server gets 2.
 SELECT * FROM pg_temp.claim(NULL, 222, 's2', p_last => 200);
 SELECT * FROM pg_temp.claim(NULL, 222, 's2');
 SELECT * FROM pg_temp.claim(NULL, 333, 's3');
@@ -98,7 +101,11 @@ SELECT c.result, c.node_id, c.detail, c.floor_id,
 							 5000, 1000, 250) c;
 -- The new holder's row: its own start, the old holder's bound kept.
 SELECT * FROM pg_temp.nodes();
--- A lease that ran out but was not taken is renewed by its own start.
+-- A lease that ran out but was not taken is renewed by its own start,
+-- with the floor of the grant that made it the holder (the old holder's
+-- ID 300 and its lease's end): a member whose answer to that grant was
+-- lost, or that refused it, applies it now (1.11; before, this answer had
+-- no floor and the member issued without ever applying one).
 UPDATE snowid_registry_node SET lease_until = now() - interval '1 min'
  WHERE node_id = 2;
 SELECT * FROM pg_temp.claim(2, 555, 's5');

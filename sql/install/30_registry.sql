@@ -1020,6 +1020,7 @@ DECLARE
 	v_xmin text;
 	v_pair record;
 	v_dec record;
+	v_resend boolean;
 	v_held integer;
 	v_busy integer := 0;
 	v_unblocked boolean := false;
@@ -1137,8 +1138,28 @@ BEGIN
 			RETURN;
 		END IF;
 
-		IF result = 'ok' AND NOT v_dec.own AND v_host.issued_below IS NOT NULL THEN
-			-- a new holder also stays above every ID the registry's own
+		v_resend := v_dec.result = 'ok' AND v_dec.own AND
+			current_setting('snowid_registry.reasserting', true) IS DISTINCT FROM
+				format('%s %s', v_target, p_start_id);
+		IF v_resend THEN
+			-- the holder's start claims again without saying it holds the
+			-- lease (not through snowid_registry_reassert): it may never
+			-- have acted on the grant that made it the holder, whose
+			-- answer was lost, or refused by the member (a floor no holder
+			-- can have reached).  The answer carries that grant's floor
+			-- again (the row keeps it: floor_until, and last_id, which
+			-- covers the earlier holders' IDs and this start's reports),
+			-- so that no answer lets a new holder issue below the floor it
+			-- has not applied (1.11).  A holder that issues under the
+			-- lease re-asserts it and gets no floor, as before.
+			floor_id := v_row.last_id;
+			floor_until := v_row.floor_until;
+		END IF;
+
+		IF result = 'ok' AND (NOT v_dec.own OR v_resend) AND
+		   v_host.issued_below IS NOT NULL THEN
+			-- a new holder (or the holder that may not have acted on its
+			-- grant, above) also stays above every ID the registry's own
 			-- server has issued, under whichever node
 			floor_id := greatest(floor_id, v_host.issued_below);
 		END IF;
