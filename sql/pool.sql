@@ -16,7 +16,7 @@ CREATE FUNCTION pg_temp.claim(p_node integer)
 RETURNS text
 LANGUAGE sql AS $$
 SELECT c.result
-  FROM snowid_registry_claim(p_node, false, 3, 'layout A', 'c' || p_node,
+  FROM snowid_registry_claim(p_node, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', 'c' || p_node,
 							 'host' || p_node, 5432, p_node * 111, 's' || p_node,
 							 rpad('s' || p_node, 32, '#'), NULL, false, 600000,
 							 5000, 1000, NULL) c

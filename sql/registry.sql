@@ -16,7 +16,7 @@ CREATE FUNCTION pg_temp.claim(p_node integer, p_sysid numeric, p_start text,
 							  p_pred text DEFAULT NULL,
 							  p_promoted boolean DEFAULT false,
 							  p_last bigint DEFAULT NULL,
-							  p_layout text DEFAULT 'layout A',
+							  p_layout text DEFAULT 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63',
 							  p_lease bigint DEFAULT 600000)
 RETURNS TABLE (result text, node integer, lease_ms bigint, holder text,
 			   detail text, floor_id bigint, floor_until text)
@@ -56,8 +56,8 @@ SELECT node_id, holder, layout, lease_until > now() AS live,
 -- naming the holder.
 SELECT * FROM pg_temp.claim(1, 222, 's2');
 -- Another layout: refused whatever the node.
-SELECT * FROM pg_temp.claim(2, 222, 's2', p_layout => 'layout B');
-SELECT * FROM pg_temp.claim(NULL, 222, 's2', p_layout => 'layout B');
+SELECT * FROM pg_temp.claim(2, 222, 's2', p_layout => 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 11, id_bits 63');
+SELECT * FROM pg_temp.claim(NULL, 222, 's2', p_layout => 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 11, id_bits 63');
 
 -- No node named: the lowest free one, 0.  The same start asking again (its
 -- reply was lost) gets the same node back, renewed, with the floor the
@@ -82,7 +82,7 @@ SELECT released_at AS released_1 FROM snowid_registry_node WHERE node_id = 1 \gs
 -- issued may lie that far ahead of its clock.
 SELECT c.result, c.node_id, c.detail, c.floor_id,
 	   c.floor_until - :'released_1' AS floor_until_after_release
-  FROM snowid_registry_claim(1, false, 3, 'layout A', 'c444', 'host444', 5432,
+  FROM snowid_registry_claim(1, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', 'c444', 'host444', 5432,
 							 444, 's4', rpad('s4', 32, '#'), NULL, false, 600000,
 							 5000, 1000, NULL) c;
 
@@ -96,7 +96,7 @@ SELECT * FROM pg_temp.nodes();
 SELECT lease_until AS expired_2 FROM snowid_registry_node WHERE node_id = 2 \gset
 SELECT c.result, c.node_id, c.detail, c.floor_id,
 	   c.floor_until - :'expired_2' AS floor_until_after_lease_end
-  FROM snowid_registry_claim(2, false, 3, 'layout A', 'c555', 'host555', 5432,
+  FROM snowid_registry_claim(2, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', 'c555', 'host555', 5432,
 							 555, 's5', rpad('s5', 32, '#'), NULL, false, 600000,
 							 5000, 1000, 250) c;
 -- The new holder's row: its own start, the old holder's bound kept.
@@ -148,11 +148,11 @@ DECLARE
 	args text;
 BEGIN
 	FOREACH args IN ARRAY ARRAY[
-		'4, false, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
-		'-1, true, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
-		'0, false, -1, ''layout A'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
-		'0, false, 3, ''layout A'', NULL, NULL, NULL, 1, NULL, repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
-		'0, false, 3, ''layout A'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 0, 5000, 0, NULL']
+		'4, false, 3, ''epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
+		'-1, true, 3, ''epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
+		'0, false, -1, ''epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
+		'0, false, 3, ''epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63'', NULL, NULL, NULL, 1, NULL, repeat(''k'', 32), NULL, false, 1000, 5000, 0, NULL',
+		'0, false, 3, ''epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63'', NULL, NULL, NULL, 1, ''s'', repeat(''k'', 32), NULL, false, 0, 5000, 0, NULL']
 	LOOP
 		BEGIN
 			EXECUTE 'SELECT snowid_registry_claim(' || args || ')';
@@ -176,7 +176,7 @@ GRANT EXECUTE ON FUNCTION
 	snowid_registry_release(integer, text, text, bigint)
 	TO regress_registry_member;
 SET ROLE regress_registry_other;
-SELECT * FROM snowid_registry_claim(NULL, true, 3, 'layout A', NULL, NULL,
+SELECT * FROM snowid_registry_claim(NULL, true, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', NULL, NULL,
 									NULL, 888, 's8', rpad('s8', 32, '#'), NULL, false,
 									10000, 5000, 1000, NULL);
 SELECT snowid_registry_release(3, 's6', rpad('s6', 32, '#'), NULL);
@@ -186,7 +186,7 @@ RESET ROLE;
 SET ROLE regress_registry_member;
 SELECT snowid_registry_release(3, 's6', rpad('s6', 32, '#'), NULL) AS released;
 SELECT result, node_id, floor_id
-  FROM snowid_registry_claim(NULL, true, 3, 'layout A', NULL, 'host888', 5432,
+  FROM snowid_registry_claim(NULL, true, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', NULL, 'host888', 5432,
 							 888, 's8', rpad('s8', 32, '#'), NULL, false, 10000,
 							 5000, 1000, NULL);
 SELECT count(*) FROM snowid_registry_node;

@@ -5,7 +5,9 @@
 -- the registry, not the caller, sets the lease, the takeover delay, the
 -- nodes per role and the size of a grant.  Made-up members as in the
 -- registry test: system identifiers 111, 222, ..., starts s1, s2, ...,
--- each start's secret its name padded with '#'.
+-- each start's secret its name padded with '#'.  The layout is one whose
+-- IDs ran out long ago (26 timestamp bits of 1 ms from 2025), so that the
+-- bound of the IDs a member may report is its end, 2^40, whatever the day.
 --
 \pset null '(null)'
 -- No grace here: the registry grants at once after its server's start or
@@ -38,7 +40,7 @@ LANGUAGE sql AS $$
 SELECT c.result, c.node_id, c.lease_ms,
 	   regexp_replace(c.detail, 'last seen [0-9.]+ s ago, lease until [^;]*',
 					  'last seen (...) s ago, lease until (...)')
-  FROM snowid_registry_claim(p_node, p_auto, 3, 'layout T', 'c' || p_sysid,
+  FROM snowid_registry_claim(p_node, p_auto, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c' || p_sysid,
 							 'host' || p_sysid, 5432, p_sysid, p_start,
 							 coalesce(p_secret, rpad(p_start, 32, '#')), p_pred,
 							 p_promoted, p_lease, p_takeover, p_max_lead, NULL) c
@@ -52,6 +54,49 @@ SELECT node_id, state, start_id, holder_role, max_lead_ms
 $$;
 GRANT EXECUTE ON FUNCTION pg_temp.claim(integer, numeric, text, text, text, boolean, bigint, bigint, bigint, boolean)
 	TO regress_trust_members;
+
+-- 1.11: the first claim on a new registry sets its layout, but only to
+-- one snowid could have, written as members write it; any other text
+-- (1.10 kept 'x', and every honest member after it got a conflict), and
+-- an identity no server has, is refused (22023) and nothing is kept: the
+-- registry has no layout yet and no node, and member 1's claim below is
+-- granted.
+SET SESSION AUTHORIZATION regress_trust_m1;
+DO $$
+DECLARE
+	a text[];
+	v_detail text;
+BEGIN
+	FOREACH a SLICE 1 IN ARRAY ARRAY[
+		['x', 'c', '5432', '110', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 40, sequence_bits 12, id_bits 63', 'c', '5432', '110', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 64', 'c', '5432', '110', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 30, id_bits 32', 'c', '5432', '110', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1500us, node_bits 2, sequence_bits 12, id_bits 63', 'c', '5432', '110', 's0'],
+		['epoch 2025-01-01 24:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', 'c', '5432', '110', 's0'],
+		['epoch 2999-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', 'c', '5432', '110', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 02, sequence_bits 12, id_bits 63', 'c', '5432', '110', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', repeat('c', 300), '5432', '110', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '0', '110', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', 'NaN', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', '-1', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', '110', repeat('s', 65)]]
+	LOOP
+		BEGIN
+			PERFORM snowid_registry_claim(0, false, 3, a[1], a[2], 'h', a[3]::integer,
+										  a[4]::numeric, a[5], repeat('k', 32), NULL,
+										  false, 600000, 5000, 1000, NULL);
+			RAISE NOTICE 'no error';
+		EXCEPTION WHEN OTHERS THEN
+			GET STACKED DIAGNOSTICS v_detail = PG_EXCEPTION_DETAIL;
+			RAISE NOTICE '%: %; %', SQLSTATE, SQLERRM, v_detail;
+		END;
+	END LOOP;
+END
+$$;
+RESET SESSION AUTHORIZATION;
+SELECT (SELECT count(*) FROM snowid_registry_settings WHERE layout IS NOT NULL) AS layouts,
+	   (SELECT count(*) FROM snowid_registry_node) AS nodes;
 
 -- Member 1 (role m1) takes node 1; member 2 (role m2) node 2.
 SET SESSION AUTHORIZATION regress_trust_m1;
@@ -141,7 +186,7 @@ RESET SESSION AUTHORIZATION;
 SELECT released_at AS released_0 FROM snowid_registry_node WHERE node_id = 0 \gset
 SET SESSION AUTHORIZATION regress_trust_m1;
 SELECT c.result, c.node_id, c.floor_id, c.floor_until - :'released_0' AS above_release_by
-  FROM snowid_registry_claim(0, false, 3, 'layout T', 'c', 'h', 5432, 112, 's1z',
+  FROM snowid_registry_claim(0, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', 'h', 5432, 112, 's1z',
 							 rpad('s1z', 32, '#'), NULL, false, 600000, 5000, 1000,
 							 NULL) c;
 RESET SESSION AUTHORIZATION;
@@ -238,7 +283,7 @@ SELECT snowid_registry_release(0, 's1z', rpad('s1z', 32, '#'), NULL) AS released
 SELECT result FROM pg_temp.claim(0, 113, 's1q', p_max_lead => 0);
 SELECT snowid_registry_release(0, 's1q', rpad('s1q', 32, '#'), NULL) AS released;
 SELECT c.result, c.floor_until >= :'floor_0' AS above_the_first_floor
-  FROM snowid_registry_claim(0, false, 3, 'layout T', 'c', 'h', 5432, 114, 's1r',
+  FROM snowid_registry_claim(0, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', 'h', 5432, 114, 's1r',
 							 rpad('s1r', 32, '#'), NULL, false, 600000, 5000, 1000,
 							 NULL) c;
 RESET SESSION AUTHORIZATION;

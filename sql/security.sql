@@ -339,13 +339,13 @@ ALTER TABLE snowid_registry_settings ALTER COLUMN reassert_grace SET DEFAULT '0'
 -- and a claim above it, an expired lease taken, another node for an
 -- automatic one, all nodes held.
 SELECT result, node_id, detail IS NOT NULL AS detail
-  FROM (VALUES (1, 's1', 111, NULL, false, false, 'layout A'),
-			   (1, 's1', 111, NULL, false, false, 'layout A'),
-			   (1, 's2', 222, NULL, false, false, 'layout A'),
-			   (1, 's2', 222, NULL, false, false, 'layout B'),
-			   (NULL, 's2', 222, NULL, false, false, 'layout A'),
-			   (1, 's1b', 111, 's1', false, false, 'layout A'),
-			   (1, 's1c', 111, NULL, false, false, 'layout A')) AS a(node, start, sysid, pred, promoted, auto, layout)
+  FROM (VALUES (1, 's1', 111, NULL, false, false, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63'),
+			   (1, 's1', 111, NULL, false, false, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63'),
+			   (1, 's2', 222, NULL, false, false, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63'),
+			   (1, 's2', 222, NULL, false, false, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 11, id_bits 63'),
+			   (NULL, 's2', 222, NULL, false, false, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63'),
+			   (1, 's1b', 111, 's1', false, false, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63'),
+			   (1, 's1c', 111, NULL, false, false, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63')) AS a(node, start, sysid, pred, promoted, auto, layout)
  CROSS JOIN LATERAL snowid_registry_claim(a.node, a.auto, 3, a.layout, 'c', 'h',
 										  5432, a.sysid, a.start,
 										  pg_catalog.rpad(a.start, 32, '#'), a.pred,
@@ -353,12 +353,12 @@ SELECT result, node_id, detail IS NOT NULL AS detail
 UPDATE snowid_registry_node
    SET last_seen = last_seen OPERATOR(pg_catalog.-) '1 min'::pg_catalog.interval;
 SELECT result, node_id, detail
-  FROM snowid_registry_claim(1, false, 3, 'layout A', 'c', 'h', 5432, 111,
+  FROM snowid_registry_claim(1, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', 'c', 'h', 5432, 111,
 							 's1b', pg_catalog.rpad('s1b', 32, '#'), 's1', false,
 							 600000, 5000, 1000, 8);
 SELECT snowid_registry_release(1, 's1b', pg_catalog.rpad('s1b', 32, '#'), 9) AS released;
 SELECT result, node_id, floor_id
-  FROM snowid_registry_claim(1, false, 3, 'layout A', 'c', 'h', 5432, 333,
+  FROM snowid_registry_claim(1, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', 'c', 'h', 5432, 333,
 							 's3', pg_catalog.rpad('s3', 32, '#'), NULL, false,
 							 600000, 5000, 1000, NULL);
 UPDATE snowid_registry_node
@@ -367,12 +367,12 @@ UPDATE snowid_registry_node
 SELECT node_id, state FROM snowid_registry_nodes
  ORDER BY node_id USING OPERATOR(pg_catalog.<);
 SELECT result, node_id, floor_id
-  FROM snowid_registry_claim(0, false, 3, 'layout A', 'c', 'h', 5432, 444,
+  FROM snowid_registry_claim(0, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', 'c', 'h', 5432, 444,
 							 's4', pg_catalog.rpad('s4', 32, '#'), NULL, true,
 							 600000, 5000, 1000, NULL);
 SELECT result, node_id, detail IS NOT NULL AS detail
   FROM pg_catalog.generate_series(5, 7) AS g(sysid)
- CROSS JOIN LATERAL snowid_registry_claim(1, true, 3, 'layout A', 'c', 'h', 5432,
+ CROSS JOIN LATERAL snowid_registry_claim(1, true, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', 'c', 'h', 5432,
 										  g.sysid, 's' OPERATOR(pg_catalog.||) g.sysid,
 										  pg_catalog.rpad('s' OPERATOR(pg_catalog.||) g.sysid, 32, '#'),
 										  NULL, false, 600000, 5000, 1000, NULL) c;
@@ -388,7 +388,7 @@ TRUNCATE snowid_registry_node, snowid_registry_settings;
 -- given back and kept, the owner of values.
 SELECT c.result, c.node_id
   FROM (VALUES (1, 111), (2, 222)) AS a(node, sysid)
- CROSS JOIN LATERAL snowid_registry_claim(a.node, false, 3, 'layout A', 'c', 'h',
+ CROSS JOIN LATERAL snowid_registry_claim(a.node, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 63', 'c', 'h',
 										  5432, a.sysid, 's' OPERATOR(pg_catalog.||) a.node,
 										  pg_catalog.rpad('s' OPERATOR(pg_catalog.||) a.node, 32, '#'),
 										  NULL, false, 600000, 5000, 1000, NULL) c;

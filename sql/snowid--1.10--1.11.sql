@@ -639,3 +639,194 @@ BEGIN
 	RETURN NEXT;
 END
 $$;
+
+-- ---- i39 every value a caller sends is checked: layouts, identities ----
+-- A claim's layout must be one snowid could have, written as members write
+-- it (snowid_registry_layout_check, from snowid_registry_claim_check): the
+-- first claim on a new registry no longer fixes any text as its layout.
+-- The identity a claim keeps with a lease (cluster name, host, port,
+-- system identifier, start) must be one a server could have
+-- (snowid_registry_claim_write).
+
+CREATE FUNCTION snowid_registry_layout_check(p_layout text)
+RETURNS void
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	m text[];
+	v_epoch timestamptz;
+	v_why text;
+BEGIN
+	m := pg_catalog.regexp_match(p_layout,
+		'^epoch ([0-9]{4,5}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6})\+00, tick ([1-9][0-9]{0,10})us, node_bits (0|[1-9][0-9]?), sequence_bits (0|[1-9][0-9]?), id_bits ([1-9][0-9]?)$');
+	IF m IS NULL THEN
+		v_why := 'It is not written as members write a layout: "epoch <UTC time to the microsecond>+00, tick <microseconds>us, node_bits <n>, sequence_bits <n>, id_bits <n>".';
+	ELSIF m[3]::integer > 31 OR m[4]::integer > 31 THEN
+		v_why := format('node_bits (%s) and sequence_bits (%s) must each be 0 to 31.', m[3], m[4]);
+	ELSIF m[5]::integer < 32 OR m[5]::integer > 63 THEN
+		v_why := format('id_bits (%s) must be 32 to 63.', m[5]);
+	ELSIF m[3]::integer + m[4]::integer >= m[5]::integer THEN
+		v_why := format('node_bits (%s) and sequence_bits (%s) leave no bit of id_bits (%s) for the timestamp.',
+						m[3], m[4], m[5]);
+	ELSIF m[2]::bigint % 1000 <> 0 OR m[2]::bigint > 86400000000 THEN
+		v_why := format('The tick (%s us) must be a whole number of milliseconds from 1 ms to one day.', m[2]);
+	ELSE
+		BEGIN
+			v_epoch := (m[1] || '+00')::timestamptz;
+		EXCEPTION WHEN data_exception THEN
+			v_epoch := NULL;
+		END;
+		IF v_epoch IS NULL OR
+		   pg_catalog.to_char(v_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') <> m[1] THEN
+			v_why := format('The epoch (%s) is not a valid time written as members write it.', m[1]);
+		ELSIF v_epoch > pg_catalog.clock_timestamp() + interval '1 hour' THEN
+			v_why := format('The epoch (%s) is in the future.', m[1]);
+		END IF;
+	END IF;
+	IF v_why IS NOT NULL THEN
+		RAISE EXCEPTION 'invalid layout "%"',
+			CASE WHEN pg_catalog.length(p_layout) > 120
+				 THEN pg_catalog.left(p_layout, 120) || '...' ELSE p_layout END
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = v_why || ' Nothing was recorded.',
+				  HINT = 'A member sends the layout of its snowid settings; check snowid.node_bits, snowid.sequence_bits, snowid.id_bits, snowid.tick and snowid.epoch there.';
+	END IF;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_layout_check(text) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_layout_check(text) IS
+'registry, internal: refuses (22023) a layout text no member could send: not written as snowid writes a layout, widths out of range, no timestamp bit, a tick that is not 1 ms to one day in whole milliseconds, an epoch that is no valid time or lies in the future';
+
+CREATE OR REPLACE FUNCTION snowid_registry_claim_check(p_max_node integer,
+											p_layout text,
+											p_start_id text,
+											p_secret text,
+											p_lease_ms bigint,
+											p_takeover_ms bigint,
+											p_max_lead_ms bigint)
+RETURNS void
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_bits integer;
+BEGIN
+	IF p_max_node IS NULL OR p_max_node < 0 THEN
+		RAISE EXCEPTION 'invalid highest node ID: %', coalesce(p_max_node::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF p_layout IS NULL OR p_start_id IS NULL THEN
+		RAISE EXCEPTION 'a claim needs a layout and a start identity'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	-- a layout snowid could have (the first claim sets the registry's)
+	PERFORM @extschema@.snowid_registry_layout_check(p_layout);
+	IF p_secret IS NULL OR octet_length(p_secret) < 32 THEN
+		RAISE EXCEPTION 'a claim needs the start''s secret of at least 32 characters'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'Every call on a lease presents the secret its start claimed it with.';
+	END IF;
+	IF p_lease_ms IS NULL OR p_lease_ms <= 0 OR
+	   p_takeover_ms IS NULL OR p_takeover_ms < 0 OR
+	   p_max_lead_ms IS NULL OR p_max_lead_ms < 0 OR p_max_lead_ms > 3600000 THEN
+		RAISE EXCEPTION 'invalid lease of % ms, takeover time of % ms or max_lead of % ms',
+			coalesce(p_lease_ms::text, 'NULL'), coalesce(p_takeover_ms::text, 'NULL'),
+			coalesce(p_max_lead_ms::text, 'NULL')
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'The lease must be positive, the takeover time zero or more, max_lead 0 to 3600000 ms (the largest snowid.max_lead).';
+	END IF;
+	IF current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'a claim must run at the read committed isolation level'
+			USING ERRCODE = 'invalid_transaction_state',
+				  DETAIL = 'It decides on the leases as they stand now, not as a snapshot taken earlier saw them.';
+	END IF;
+	-- the node bits in a member's layout give the highest node ID
+	v_bits := substring(p_layout FROM 'node_bits ([0-9]+)')::integer;
+	IF v_bits IS NOT NULL AND (v_bits > 30 OR p_max_node <> (1 << v_bits) - 1) THEN
+		RAISE EXCEPTION 'highest node ID % does not match the layout "%"', p_max_node, p_layout
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+END
+$$;
+
+COMMENT ON FUNCTION snowid_registry_claim_check(integer, text, text, text, bigint, bigint, bigint) IS
+'registry, internal: raises an error for arguments of snowid_registry_claim that no member sends (a layout or start missing, a layout snowid could not have, a short secret, a lease, takeover time or max_lead out of range (max_lead at most an hour, as snowid.max_lead), a highest node ID that is not the layout''s)';
+
+CREATE OR REPLACE FUNCTION snowid_registry_claim_write(p_row snowid_registry_node,
+											p_xmin text,
+											p_target integer,
+											p_cluster_name text,
+											p_host text,
+											p_port integer,
+											p_system_identifier numeric,
+											p_start_id text,
+											p_layout text,
+											p_now timestamptz,
+											p_until timestamptz,
+											p_last_id bigint,
+											p_role name,
+											p_hash text,
+											p_max_lead_ms bigint,
+											p_own boolean,
+											p_floor timestamptz)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	-- what a member sends of itself, kept with the lease: no more than a
+	-- server has (cluster_name, a host name, a port, a system identifier,
+	-- a start identity of 32 hex digits)
+	IF octet_length(p_cluster_name) > 256 OR octet_length(p_host) > 256 OR
+	   p_port NOT BETWEEN 1 AND 65535 OR
+	   NOT (p_system_identifier >= 0 AND
+			p_system_identifier < 18446744073709551616 AND
+			p_system_identifier = trunc(p_system_identifier)) OR
+	   octet_length(p_start_id) NOT BETWEEN 1 AND 64 THEN
+		RAISE EXCEPTION 'invalid identity of a member''s start'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('A member sends its cluster_name and host name (at most 256 bytes each, %s and %s here), a port from 1 to 65535 (%s), a system identifier from 0 to 2^64 - 1 (%s) and a start identity of 1 to 64 bytes (%s); nothing was recorded.',
+								  octet_length(p_cluster_name), octet_length(p_host),
+								  p_port, p_system_identifier, octet_length(p_start_id)),
+				  HINT = 'Claim as a member''s background worker does.';
+	END IF;
+	IF p_row.node_id IS NULL THEN
+		INSERT INTO @extschema@.snowid_registry_node
+			(node_id, cluster_name, host, port, system_identifier, start_id,
+			 layout, claimed_at, last_seen, lease_until, released_at, last_id,
+			 holder_role, secret_hash, max_lead_ms, floor_until)
+		VALUES (p_target, p_cluster_name, p_host, p_port, p_system_identifier,
+				p_start_id, p_layout, p_now, p_now, p_until, NULL, p_last_id,
+				p_role, p_hash, p_max_lead_ms, NULL);
+	ELSE
+		PERFORM FROM @extschema@.snowid_registry_node n
+		  WHERE n.node_id = p_target AND n.xmin::text = p_xmin
+		  FOR UPDATE NOWAIT;
+		IF NOT FOUND THEN
+			RAISE EXCEPTION USING ERRCODE = 'lock_not_available';
+		END IF;
+		UPDATE @extschema@.snowid_registry_node n
+		   SET cluster_name = p_cluster_name, host = p_host, port = p_port,
+			   system_identifier = p_system_identifier, start_id = p_start_id,
+			   layout = p_layout,
+			   claimed_at = CASE WHEN p_own THEN n.claimed_at ELSE p_now END,
+			   last_seen = p_now, lease_until = p_until, released_at = NULL,
+			   last_id = greatest(n.last_id, p_last_id),
+			   holder_role = p_role, secret_hash = p_hash,
+			   max_lead_ms = CASE WHEN p_own
+								  THEN greatest(n.max_lead_ms, p_max_lead_ms)
+								  ELSE p_max_lead_ms END,
+			   floor_until = p_floor, registry_host = false
+		 WHERE n.node_id = p_target;
+	END IF;
+END
+$$;
+
+COMMENT ON FUNCTION snowid_registry_claim_write(snowid_registry_node, text, integer, text, text, integer, numeric, text, text, timestamptz, timestamptz, bigint, name, text, bigint, boolean, timestamptz) IS
+'registry, internal: writes the row of a node granted by a claim, without waiting and only as the claim read it, once the identity the member sent is one a server could have';

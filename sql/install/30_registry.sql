@@ -480,6 +480,69 @@ COMMENT ON FUNCTION snowid_registry_recovering() IS
 -- snowid_registry_claim is the loop over the steps below, each an internal
 -- function (run as the claim's definer, which alone may call them).
 
+-- Is p_layout a layout snowid could issue IDs under, written as members
+-- write it (snowid_layout_text() in lease.c)?  Raises invalid_parameter_value
+-- otherwise, before anything is read or kept: the first claim on a new
+-- registry sets its layout, and a text no member could send (1.10 kept
+-- 'x') would answer every honest member after it with a conflict.  The
+-- checks are those of the layout settings (guc.c): node_bits and
+-- sequence_bits 0 to 31, id_bits 32 to 63 with at least one bit left for
+-- the timestamp, a tick of whole milliseconds from 1 ms to one day, and an
+-- epoch that is a valid time, not after the registry's clock (an hour's
+-- slack for the members' clocks), spelled exactly as members spell it.
+CREATE FUNCTION snowid_registry_layout_check(p_layout text)
+RETURNS void
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	m text[];
+	v_epoch timestamptz;
+	v_why text;
+BEGIN
+	m := pg_catalog.regexp_match(p_layout,
+		'^epoch ([0-9]{4,5}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6})\+00, tick ([1-9][0-9]{0,10})us, node_bits (0|[1-9][0-9]?), sequence_bits (0|[1-9][0-9]?), id_bits ([1-9][0-9]?)$');
+	IF m IS NULL THEN
+		v_why := 'It is not written as members write a layout: "epoch <UTC time to the microsecond>+00, tick <microseconds>us, node_bits <n>, sequence_bits <n>, id_bits <n>".';
+	ELSIF m[3]::integer > 31 OR m[4]::integer > 31 THEN
+		v_why := format('node_bits (%s) and sequence_bits (%s) must each be 0 to 31.', m[3], m[4]);
+	ELSIF m[5]::integer < 32 OR m[5]::integer > 63 THEN
+		v_why := format('id_bits (%s) must be 32 to 63.', m[5]);
+	ELSIF m[3]::integer + m[4]::integer >= m[5]::integer THEN
+		v_why := format('node_bits (%s) and sequence_bits (%s) leave no bit of id_bits (%s) for the timestamp.',
+						m[3], m[4], m[5]);
+	ELSIF m[2]::bigint % 1000 <> 0 OR m[2]::bigint > 86400000000 THEN
+		v_why := format('The tick (%s us) must be a whole number of milliseconds from 1 ms to one day.', m[2]);
+	ELSE
+		BEGIN
+			v_epoch := (m[1] || '+00')::timestamptz;
+		EXCEPTION WHEN data_exception THEN
+			v_epoch := NULL;
+		END;
+		IF v_epoch IS NULL OR
+		   pg_catalog.to_char(v_epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') <> m[1] THEN
+			v_why := format('The epoch (%s) is not a valid time written as members write it.', m[1]);
+		ELSIF v_epoch > pg_catalog.clock_timestamp() + interval '1 hour' THEN
+			v_why := format('The epoch (%s) is in the future.', m[1]);
+		END IF;
+	END IF;
+	IF v_why IS NOT NULL THEN
+		RAISE EXCEPTION 'invalid layout "%"',
+			CASE WHEN pg_catalog.length(p_layout) > 120
+				 THEN pg_catalog.left(p_layout, 120) || '...' ELSE p_layout END
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = v_why || ' Nothing was recorded.',
+				  HINT = 'A member sends the layout of its snowid settings; check snowid.node_bits, snowid.sequence_bits, snowid.id_bits, snowid.tick and snowid.epoch there.';
+	END IF;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_layout_check(text) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_layout_check(text) IS
+'registry, internal: refuses (22023) a layout text no member could send: not written as snowid writes a layout, widths out of range, no timestamp bit, a tick that is not 1 ms to one day in whole milliseconds, an epoch that is no valid time or lies in the future';
+
 -- Step 0: the arguments of a claim, checked before anything is read.
 CREATE FUNCTION snowid_registry_claim_check(p_max_node integer,
 											p_layout text,
@@ -504,6 +567,8 @@ BEGIN
 		RAISE EXCEPTION 'a claim needs a layout and a start identity'
 			USING ERRCODE = 'null_value_not_allowed';
 	END IF;
+	-- a layout snowid could have (the first claim sets the registry's)
+	PERFORM @extschema@.snowid_registry_layout_check(p_layout);
 	IF p_secret IS NULL OR octet_length(p_secret) < 32 THEN
 		RAISE EXCEPTION 'a claim needs the start''s secret of at least 32 characters'
 			USING ERRCODE = 'invalid_parameter_value',
@@ -535,7 +600,7 @@ $$;
 REVOKE ALL ON FUNCTION snowid_registry_claim_check(integer, text, text, text, bigint, bigint, bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_registry_claim_check(integer, text, text, text, bigint, bigint, bigint) IS
-'registry, internal: raises an error for arguments of snowid_registry_claim that no member sends (a layout or start missing, a short secret, a lease, takeover time or max_lead out of range (max_lead at most an hour, as snowid.max_lead), a highest node ID that is not the layout''s)';
+'registry, internal: raises an error for arguments of snowid_registry_claim that no member sends (a layout or start missing, a layout snowid could not have, a short secret, a lease, takeover time or max_lead out of range (max_lead at most an hour, as snowid.max_lead), a highest node ID that is not the layout''s)';
 
 -- Step 1: the settings; the layout: the first claim sets it, every other
 -- must match.  A claim that finds the layout being set by a transaction
@@ -938,6 +1003,22 @@ VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	-- what a member sends of itself, kept with the lease: no more than a
+	-- server has (cluster_name, a host name, a port, a system identifier,
+	-- a start identity of 32 hex digits)
+	IF octet_length(p_cluster_name) > 256 OR octet_length(p_host) > 256 OR
+	   p_port NOT BETWEEN 1 AND 65535 OR
+	   NOT (p_system_identifier >= 0 AND
+			p_system_identifier < 18446744073709551616 AND
+			p_system_identifier = trunc(p_system_identifier)) OR
+	   octet_length(p_start_id) NOT BETWEEN 1 AND 64 THEN
+		RAISE EXCEPTION 'invalid identity of a member''s start'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('A member sends its cluster_name and host name (at most 256 bytes each, %s and %s here), a port from 1 to 65535 (%s), a system identifier from 0 to 2^64 - 1 (%s) and a start identity of 1 to 64 bytes (%s); nothing was recorded.',
+								  octet_length(p_cluster_name), octet_length(p_host),
+								  p_port, p_system_identifier, octet_length(p_start_id)),
+				  HINT = 'Claim as a member''s background worker does.';
+	END IF;
 	IF p_row.node_id IS NULL THEN
 		INSERT INTO @extschema@.snowid_registry_node
 			(node_id, cluster_name, host, port, system_identifier, start_id,
@@ -973,7 +1054,7 @@ $$;
 REVOKE ALL ON FUNCTION snowid_registry_claim_write(snowid_registry_node, text, integer, text, text, integer, numeric, text, text, timestamptz, timestamptz, bigint, name, text, bigint, boolean, timestamptz) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_registry_claim_write(snowid_registry_node, text, integer, text, text, integer, numeric, text, text, timestamptz, timestamptz, bigint, name, text, bigint, boolean, timestamptz) IS
-'registry, internal: writes the row of a node granted by a claim, without waiting and only as the claim read it';
+'registry, internal: writes the row of a node granted by a claim, without waiting and only as the claim read it, once the identity the member sent is one a server could have';
 
 CREATE FUNCTION snowid_registry_claim(p_node_id integer,
 									  p_auto boolean,

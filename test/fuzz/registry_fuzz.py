@@ -9,7 +9,8 @@ RuleBasedStateMachine drive simulated members through the calls their
 workers make (src/registry_claim.c, src/registry_worker.c,
 src/pool_worker.c): claim, reassert (snowid_registry_reassert: the renewal
 of a lease a member holds, registry 1.8 on), renew, release, grant,
-report, return, with honest and hostile arguments, transactions held open,
+report, return, with honest and hostile arguments (junk layouts and
+identities too), transactions held open,
 two connections of one role, interleaved with registry restarts, a restore
 of an earlier pg_dump, a failover to a streaming standby and DROP/CREATE
 EXTENSION.  After every step it checks the invariants below; a violation
@@ -73,6 +74,12 @@ Invariants (the name is what SNOWID_FUZZ_INVARIANTS picks):
   grace           after a start, a promotion, DROP/CREATE EXTENSION or a
                   restore with leases, snowid_registry_recovering() says the
                   registry is in its grace until reassert_grace has passed
+  input_checked   a claim whose layout no member could send, or whose
+                  identity no server has (cluster name or host over 256
+                  bytes, port outside 1 .. 65535, system identifier not an
+                  integer 0 .. 2^64 - 1, start over 64 bytes), is never
+                  granted (a layout: always refused, 22023), and the
+                  registry's layout is only ever the members' or none
   reassert_wins   a member re-asserting a live lease it holds gets its node
                   (ok), unless the registry's rows show another start's live
                   lease of it (restored, taken by a re-assertion or after the
@@ -131,7 +138,7 @@ from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant,
 
 ALL_INVARIANTS = ['one_holder', 'floor_above', 'floor_bounded', 'ranges_disjoint',
                   'next_value', 'no_cross_role', 'no_identity', 'role_limit',
-                  'no_lockout', 'grace', 'reassert_wins']
+                  'no_lockout', 'grace', 'reassert_wins', 'input_checked']
 # What 1.7 is known to break, each fixed by another part of issue 29:
 # SNOWID_FUZZ_EXPECT_17=1 records these as known findings instead of
 # failing (turn it off once the fixes are merged).  'forgetful' stands for
@@ -1439,6 +1446,54 @@ class RegistryFuzz(RuleBasedStateMachine):
                   [POOLS[p][0], node, o.sysid, o.start_id, hexid(self.rnd), 'x', want, [], []])
         self.check_cross_role(m)
         self.check_pools('a grant on another member\'s node')
+
+    junk_layouts = st.sampled_from([
+        'x', '', LAYOUT + ' ', LAYOUT.upper(), 'x' * 100000,
+        LAYOUT.replace('node_bits 10', 'node_bits 40'),
+        LAYOUT.replace('node_bits 10', 'node_bits 010'),
+        LAYOUT.replace('id_bits 63', 'id_bits 64'),
+        LAYOUT.replace('id_bits 63', 'id_bits 22'),
+        LAYOUT.replace('tick 1000us', 'tick 1500us'),
+        LAYOUT.replace('tick 1000us', 'tick 0us'),
+        LAYOUT.replace('2025-01-01', '2999-01-01'),
+        LAYOUT.replace('2025-01-01', '2025-02-30'),
+        LAYOUT.replace('00:00:00.000000', '24:00:00.000000')])
+    junk_identities = st.sampled_from([
+        ('cluster', 'c' * 300), ('host', 'h' * 300), ('port', 0), ('port', -1),
+        ('port', 70000), ('sysid', 'NaN'), ('sysid', -1), ('sysid', 2 ** 64),
+        ('sysid', '1.5'), ('start', 's' * 65)])
+
+    @rule(i=members_i, own=st.booleans(), layout=st.one_of(st.none(), junk_layouts),
+          ident=junk_identities)
+    @timed
+    def hostile_input(self, i, own, layout, ident):
+        """A claim with junk a member never sends: a layout text that is
+        none snowid could have (the first claim on a new registry sets its
+        layout), or an identity no server has; its own node or any."""
+        self.step_begin('hostile_input')
+        m = self.members[i]
+        node = sorted(m.holds)[0] if (own and m.holds) else None
+        args = self.claim_args(m, node, auto=node is None)
+        if layout is not None:
+            args[3] = layout
+        else:
+            where = {'cluster': 4, 'host': 5, 'port': 6, 'sysid': 7, 'start': 8}[ident[0]]
+            args[where] = ident[1]
+        rows, err, t0, t1 = self.call(m, self.claim_sql(), args)
+        if layout is not None and (err is None or err.pgcode != '22023'):
+            self.violate('input_checked', f'{m.role}\'s claim with the layout {layout[:120]!r} was '
+                         + (f'answered {rows!r}' if err is None else f'refused with {err.pgcode}')
+                         + ', not refused as invalid (22023)')
+        if err is None and rows and rows[0] and rows[0][0] == 'ok':
+            self.violate('input_checked', f'{m.role}\'s claim with the {ident[0]} '
+                         f'{str(ident[1])[:80]!r} was granted node {rows[0][1]}')
+        if err is not None and err.pgcode == '22023':
+            STATS['states'].add(('snowid_registry_claim', '22023 (junk input)'))
+        kept = self.q("SELECT layout FROM snowid.snowid_registry_settings")
+        if kept and kept[0][0] not in (None, LAYOUT):
+            self.violate('input_checked', f'the registry\'s layout is {kept[0][0][:120]!r}, '
+                         'not the members\'')
+        self.check_cross_role(m)
 
     # ---- rules: transactions held open, two connections ----
 
