@@ -640,13 +640,16 @@ BEGIN
 END
 $$;
 
--- ---- i39 every value a caller sends is checked: layouts, identities ----
+-- ---- i39 every value a caller sends is checked: layouts, identities, upstream reports ----
 -- A claim's layout must be one snowid could have, written as members write
 -- it (snowid_registry_layout_check, from snowid_registry_claim_check): the
 -- first claim on a new registry no longer fixes any text as its layout.
 -- The identity a claim keeps with a lease (cluster name, host, port,
 -- system identifier, start) must be one a server could have
--- (snowid_registry_claim_write).
+-- (snowid_registry_claim_write).  A member's report on an upstream pool is
+-- bounded by this server's holdings as an ordinary pool's is by its
+-- next_value (snowid_pool_reach, snowid_pool_report): it no longer empties
+-- them.
 
 CREATE FUNCTION snowid_registry_layout_check(p_layout text)
 RETURNS void
@@ -830,3 +833,250 @@ $$;
 
 COMMENT ON FUNCTION snowid_registry_claim_write(snowid_registry_node, text, integer, text, text, integer, numeric, text, text, timestamptz, timestamptz, bigint, name, text, bigint, boolean, timestamptz) IS
 'registry, internal: writes the row of a node granted by a claim, without waiting and only as the claim read it, once the identity the member sent is one a server could have';
+
+CREATE FUNCTION snowid_pool_reach(pool text,
+								  OUT next_value bigint,
+								  OUT take_last bigint,
+								  OUT held_last bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_pool_reach_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_pool_reach(text) IS
+'where grants of pool from this server''s holdings reach: the next value one would hand out, the last one grant can reach, the last value held (NULL, NULL while none is in hand)';
+
+REVOKE ALL ON FUNCTION snowid_pool_reach(text) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION snowid_pool_report(p_node_id integer,
+								   p_system_identifier numeric,
+								   p_start_id text,
+								   p_secret text,
+								   p_pool text[],
+								   p_first bigint[],
+								   p_last bigint[])
+RETURNS integer
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '100ms'
+AS $$
+DECLARE
+	v_now timestamptz := pg_catalog.now();
+	v_holder text;
+	v_h record;
+	v_after bigint;
+	v_rows integer;
+	v_count integer := 0;
+	v_share double precision;
+	v_super boolean;
+	v_next bigint;
+	v_left numeric;
+	v_n numeric;
+	v_bound_pool text;
+	v_bound numeric;
+	v_moves bigint;
+	v_limit integer;
+	v_request text;
+	v_one numeric;
+	v_lost bigint;
+	v_since timestamptz;
+	v_since_read boolean := false;
+	v_reach record;
+	v_skip_pool text[] := '{}';
+	v_skip_hi bigint[] := '{}';
+BEGIN
+	IF coalesce(cardinality(p_pool), 0) <> coalesce(cardinality(p_first), 0) OR
+	   coalesce(cardinality(p_pool), 0) <> coalesce(cardinality(p_last), 0) THEN
+		RAISE EXCEPTION 'a report needs as many first and last values as pools'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('The report has %s pools, %s first values and %s last values.',
+								  coalesce(cardinality(p_pool), 0),
+								  coalesce(cardinality(p_first), 0),
+								  coalesce(cardinality(p_last), 0));
+	END IF;
+
+	-- only the live holder of the node (its login role and start's
+	-- secret) reports for it
+	IF NOT @extschema@.snowid_registry_holds(p_node_id, p_system_identifier,
+											 p_start_id, p_secret) THEN
+		RETURN 0;
+	END IF;
+	SELECT v.holder INTO v_holder
+	  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = p_node_id;
+	SELECT s.max_grant_share, s.max_grants_per_hour INTO v_share, v_limit
+	  FROM @extschema@.snowid_registry_settings s;
+	v_share := coalesce(v_share, 0.01);
+	v_limit := coalesce(v_limit, 60);
+	v_super := coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r
+						  WHERE r.rolname = session_user), false);
+
+	-- A lost grant is no longer than the largest grant the pool could have
+	-- made, overlaps no range the registry knows, and a member holds at
+	-- most 4 ranges of a pool: anything else is not recorded, so that no
+	-- report empties a pool or takes values granted to another.
+	FOR v_h IN
+		SELECT h.pool, h.lo, h.hi, p.upstream, p.maxvalue
+		  FROM (SELECT u.pool, u.lo, u.hi,
+					   pg_catalog.row_number() OVER (PARTITION BY u.pool ORDER BY u.lo) AS nth
+				  FROM unnest(p_pool, p_first, p_last) AS u(pool, lo, hi)) h
+		  JOIN @extschema@.snowid_pool p ON p.name = h.pool
+		 WHERE h.lo <= h.hi AND h.lo >= p.start AND h.hi <= p.maxvalue
+		   AND h.nth <= 4
+		   AND h.hi::numeric - h.lo + 1 <=
+			   greatest(ceil((p.maxvalue::numeric - p.start + 1) * v_share::numeric), 1024)
+		 ORDER BY h.pool, h.lo
+	LOOP
+		CONTINUE WHEN EXISTS (
+			SELECT FROM @extschema@.snowid_pool_range r
+			 WHERE r.pool = v_h.pool AND r.first_value <= v_h.hi
+			   AND v_h.lo <= r.last_value);
+		v_request := NULL;
+		IF v_h.upstream AND NOT v_super THEN
+			-- An upstream pool hands out what this server holds of it
+			-- (snowid_pool_take), and a report skips past the values it
+			-- names there for good: one that reaches the next value in
+			-- hand must lie where one grant to the reporter could have
+			-- been, within the first range in hand (a take goes no
+			-- further), or, while the registry may have forgotten,
+			-- within what it holds; and it counts as a grant.  (1.10 let
+			-- a report at the pool's top empty the holdings.)
+			PERFORM @extschema@.snowid_pool_lock(v_h.pool);
+			IF v_bound_pool IS DISTINCT FROM v_h.pool THEN
+				-- as the call found the holdings
+				v_bound_pool := v_h.pool;
+				SELECT r.next_value, r.take_last, r.held_last
+				  INTO v_reach
+				  FROM @extschema@.snowid_pool_reach(v_h.pool) r;
+				IF NOT v_since_read THEN
+					SELECT r.since INTO v_since
+					  FROM @extschema@.snowid_registry_recovery() r;
+					v_since_read := true;
+				END IF;
+				v_bound := CASE WHEN v_since IS NULL THEN v_reach.take_last
+								ELSE v_reach.held_last END;
+				SELECT count(*) INTO v_moves
+				  FROM @extschema@.snowid_pool_range r
+				 WHERE r.pool = v_h.pool AND r.holder_role = session_user
+				   AND (NOT r.reported OR r.request LIKE 'reported+:%')
+				   AND r.granted_at > v_now - interval '1 hour';
+			END IF;
+			IF v_h.hi >= v_reach.next_value THEN
+				IF v_bound IS NULL OR v_h.hi > v_bound THEN
+					RAISE EXCEPTION 'values % to % of upstream pool "%" are not where a grant to this member could have been',
+						v_h.lo, v_h.hi, v_h.pool
+						USING ERRCODE = 'invalid_parameter_value',
+							  DETAIL = CASE WHEN v_reach.take_last IS NULL THEN
+								  format('This registry holds no values of the pool from its upstream registry now, and hands out none at or above %s; nothing of this report is recorded.',
+										 v_reach.next_value)
+							  WHEN v_since IS NULL THEN
+								  format('The next value this registry hands out is %s, and one grant from there ends at %s at the most (the end of the range it holds from its upstream registry); nothing of this report is recorded.',
+										 v_reach.next_value, v_reach.take_last)
+							  ELSE
+								  format('The next value this registry hands out is %s, and the values it holds from its upstream registry end at %s; nothing of this report is recorded.',
+										 v_reach.next_value, v_reach.held_last)
+							  END,
+							  HINT = 'A member reports only ranges it was granted.';
+				END IF;
+				IF v_moves >= v_limit THEN
+					RAISE EXCEPTION 'this login role was granted or reported % ranges of pool "%" in the last hour, the most the registry grants',
+						v_moves, v_h.pool
+						USING ERRCODE = 'invalid_parameter_value',
+							  DETAIL = 'A report that moves a pool counts as a grant (snowid_registry_settings.max_grants_per_hour); nothing of this report is recorded.';
+				END IF;
+				v_moves := v_moves + 1;
+				v_request := 'reported+:' || v_h.lo;
+			END IF;
+			-- (after every range is checked: a refused report skips nothing)
+			v_skip_pool := v_skip_pool || v_h.pool;
+			v_skip_hi := v_skip_hi || v_h.hi;
+		ELSIF v_h.upstream THEN
+			v_skip_pool := v_skip_pool || v_h.pool;
+			v_skip_hi := v_skip_hi || v_h.hi;
+		ELSE
+			-- (hi + 1 is not written in the UPDATE: the planner would fold
+			-- it, overflowing at the maximum, whatever CASE it is in)
+			IF v_h.hi = v_h.maxvalue THEN
+				v_after := NULL;
+			ELSE
+				v_after := v_h.hi + 1;
+			END IF;
+			-- before the row, so that a grant racing for the same values
+			-- finds the pool row locked (a pool row held by another
+			-- member's transaction for more than 1 s: that session ends)
+			PERFORM @extschema@.snowid_pool_lock(v_h.pool);
+			SELECT p.next_value INTO v_next
+			  FROM @extschema@.snowid_pool p WHERE p.name = v_h.pool;
+			IF v_h.hi >= v_next AND NOT v_super THEN
+				IF v_bound_pool IS DISTINCT FROM v_h.pool THEN
+					-- the most one grant could take from where the pool
+					-- stands (as snowid_pool_grant sizes it for any want)
+					v_bound_pool := v_h.pool;
+					v_left := v_h.maxvalue::numeric - v_next + 1;
+					v_n := greatest(ceil(v_left * v_share::numeric), 1024);
+					IF v_left < 4 * v_n THEN
+						v_n := least(v_n, greatest(ceil(v_left / 4), least(v_left, 64)));
+					END IF;
+					v_one := v_next::numeric + v_n - 1;
+					v_bound := v_one;
+					-- while the registry may have forgotten: as far as
+					-- the grants it may have lost could have reached
+					IF NOT v_since_read THEN
+						SELECT r.since INTO v_since
+						  FROM @extschema@.snowid_registry_recovery() r;
+						v_since_read := true;
+					END IF;
+					v_lost := NULL;
+					IF v_since IS NOT NULL THEN
+						v_lost := @extschema@.snowid_pool_lost_bound(v_h.pool, v_since);
+						v_bound := greatest(v_bound, v_lost);
+					END IF;
+					SELECT count(*) INTO v_moves
+					  FROM @extschema@.snowid_pool_range r
+					 WHERE r.pool = v_h.pool AND r.holder_role = session_user
+					   AND (NOT r.reported OR r.request LIKE 'reported+:%')
+					   AND r.granted_at > v_now - interval '1 hour';
+				END IF;
+				IF v_h.hi > v_bound THEN
+					RAISE EXCEPTION 'values % to % of pool "%" are not where a grant to this member could have been',
+						v_h.lo, v_h.hi, v_h.pool
+						USING ERRCODE = 'invalid_parameter_value',
+							  DETAIL = CASE WHEN v_lost IS NULL THEN
+								  format('The pool has granted the values below %s, and one grant from there ends at %s at the most (snowid_registry_settings.max_grant_share); nothing of this report is recorded.',
+										 v_next, v_one)
+							  ELSE
+								  format('The pool has granted the values below %s, one grant from there ends at %s at the most (snowid_registry_settings.max_grant_share), and the grants this registry may have forgotten since %s end at %s at the most (snowid_registry_settings.max_grants_per_hour); nothing of this report is recorded.',
+										 v_next, v_one, v_since, v_lost)
+							  END,
+							  HINT = 'A member reports only ranges it was granted.  After the grace that follows a start, promotion or restore of the registry, a pool that lost more than one grant needs a superuser to set its next_value above every range still held.';
+				END IF;
+				IF v_moves >= v_limit THEN
+					RAISE EXCEPTION 'this login role was granted or reported % ranges of pool "%" in the last hour, the most the registry grants',
+						v_moves, v_h.pool
+						USING ERRCODE = 'invalid_parameter_value',
+							  DETAIL = 'A report that moves a pool counts as a grant (snowid_registry_settings.max_grants_per_hour); nothing of this report is recorded.';
+				END IF;
+				v_moves := v_moves + 1;
+				v_request := 'reported+:' || v_h.lo;
+			ELSE
+				v_request := 'reported:' || v_h.lo;
+			END IF;
+			UPDATE @extschema@.snowid_pool p SET next_value = v_after
+			 WHERE p.name = v_h.pool AND p.next_value <= v_h.hi;
+		END IF;
+		INSERT INTO @extschema@.snowid_pool_range AS r
+			(pool, node_id, holder, system_identifier, request, first_value,
+			 last_value, granted_at, returned_from, reported, start_id, holder_role)
+		VALUES (v_h.pool, p_node_id, v_holder, p_system_identifier,
+				coalesce(v_request, 'reported:' || v_h.lo), v_h.lo, v_h.hi, v_now, NULL, true,
+				p_start_id, pg_catalog.session_user())
+		ON CONFLICT DO NOTHING;
+		GET DIAGNOSTICS v_rows = ROW_COUNT;
+		v_count := v_count + v_rows;
+	END LOOP;
+	FOR v_i IN 1 .. coalesce(cardinality(v_skip_pool), 0) LOOP
+		PERFORM @extschema@.snowid_pool_skip(v_skip_pool[v_i], v_skip_hi[v_i]);
+	END LOOP;
+	RETURN v_count;
+END
+$$;

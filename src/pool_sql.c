@@ -3,7 +3,7 @@
  * pool_sql.c
  *	  Pools: the SQL functions -- snowid_pool_holdings() and, for the
  *	  registry functions of an upstream pool, snowid_pool_take(),
- *	  snowid_pool_skip() and snowid_pool_untake().
+ *	  snowid_pool_skip(), snowid_pool_untake() and snowid_pool_reach().
  *
  *-------------------------------------------------------------------------
  */
@@ -29,6 +29,7 @@ PG_FUNCTION_INFO_V1(snowid_pool_holdings);
 PG_FUNCTION_INFO_V1(snowid_pool_take_sql);
 PG_FUNCTION_INFO_V1(snowid_pool_skip_sql);
 PG_FUNCTION_INFO_V1(snowid_pool_untake_sql);
+PG_FUNCTION_INFO_V1(snowid_pool_reach_sql);
 
 static const char *
 snowid_pool_state_text(SnowidPoolSlot *slot)
@@ -257,4 +258,49 @@ snowid_pool_untake_sql(PG_FUNCTION_ARGS)
 	}
 	LWLockRelease(slot->lock);
 	PG_RETURN_BOOL(done);
+}
+
+/*
+ * How far the grants of an upstream pool from this server's holdings can
+ * reach, for the registry's bound on a member's report (snowid_pool_report):
+ * the next value a grant would hand out (the floor while nothing is in
+ * hand), the last value one grant can reach from there (a take never goes
+ * past the first range: snowid_pool_take) and the last value held at all.
+ * The last two are NULL while nothing is in hand: no grant can be made.
+ */
+Datum
+snowid_pool_reach_sql(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, true, true};
+	int			idx;
+	SnowidPoolSlot *slot;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (RecoveryInProgress())
+		snowid_pool_refuse_standby(name);
+	idx = snowid_pool_attach(name, false);
+	snowid_pool_upstream(idx);
+	slot = &snowid_pool_shared->slots[idx];
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	snowid_state_settle(&slot->st, &slot->next_off);
+	if (slot->st.nranges > 0)
+	{
+		SnowidPoolRange *r = &slot->st.ranges[0];
+		int64		held_last = r->last;
+
+		for (int i = 1; i < slot->st.nranges; i++)
+			held_last = Max(held_last, slot->st.ranges[i].last);
+		values[0] = Int64GetDatum(snowid_range_value(r, slot->next_off));
+		values[1] = Int64GetDatum(r->last);
+		values[2] = Int64GetDatum(held_last);
+		nulls[1] = nulls[2] = false;
+	}
+	else
+		values[0] = Int64GetDatum(slot->st.floor);
+	LWLockRelease(slot->lock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

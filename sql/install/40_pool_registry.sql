@@ -447,8 +447,12 @@ COMMENT ON FUNCTION snowid_pool_lost_bound(text, timestamptz) IS
 -- it may have lost could have reached (snowid_pool_lost_bound: a restore
 -- loses many grants, and the members holding them report during the
 -- grace); and counted with the role's grants against max_grants_per_hour.
--- Otherwise the call is refused (22023) and records nothing.  A
--- superuser's calls are not bounded, as its grants are not.
+-- For an upstream pool (1.11) the same holds of this server's holdings
+-- (snowid_pool_reach): a range that reaches the next value in hand ends
+-- within the first range in hand, or, while the registry may have
+-- forgotten, within the last.  Otherwise the call is refused (22023) and
+-- records nothing (an upstream pool's holdings skip only once every range
+-- passed).  A superuser's calls are not bounded, as its grants are not.
 CREATE FUNCTION snowid_pool_report(p_node_id integer,
 								   p_system_identifier numeric,
 								   p_start_id text,
@@ -484,6 +488,9 @@ DECLARE
 	v_lost bigint;
 	v_since timestamptz;
 	v_since_read boolean := false;
+	v_reach record;
+	v_skip_pool text[] := '{}';
+	v_skip_hi bigint[] := '{}';
 BEGIN
 	IF coalesce(cardinality(p_pool), 0) <> coalesce(cardinality(p_first), 0) OR
 	   coalesce(cardinality(p_pool), 0) <> coalesce(cardinality(p_last), 0) THEN
@@ -531,8 +538,67 @@ BEGIN
 			 WHERE r.pool = v_h.pool AND r.first_value <= v_h.hi
 			   AND v_h.lo <= r.last_value);
 		v_request := NULL;
-		IF v_h.upstream THEN
-			PERFORM @extschema@.snowid_pool_skip(v_h.pool, v_h.hi);
+		IF v_h.upstream AND NOT v_super THEN
+			-- An upstream pool hands out what this server holds of it
+			-- (snowid_pool_take), and a report skips past the values it
+			-- names there for good: one that reaches the next value in
+			-- hand must lie where one grant to the reporter could have
+			-- been, within the first range in hand (a take goes no
+			-- further), or, while the registry may have forgotten,
+			-- within what it holds; and it counts as a grant.  (1.10 let
+			-- a report at the pool's top empty the holdings.)
+			PERFORM @extschema@.snowid_pool_lock(v_h.pool);
+			IF v_bound_pool IS DISTINCT FROM v_h.pool THEN
+				-- as the call found the holdings
+				v_bound_pool := v_h.pool;
+				SELECT r.next_value, r.take_last, r.held_last
+				  INTO v_reach
+				  FROM @extschema@.snowid_pool_reach(v_h.pool) r;
+				IF NOT v_since_read THEN
+					SELECT r.since INTO v_since
+					  FROM @extschema@.snowid_registry_recovery() r;
+					v_since_read := true;
+				END IF;
+				v_bound := CASE WHEN v_since IS NULL THEN v_reach.take_last
+								ELSE v_reach.held_last END;
+				SELECT count(*) INTO v_moves
+				  FROM @extschema@.snowid_pool_range r
+				 WHERE r.pool = v_h.pool AND r.holder_role = session_user
+				   AND (NOT r.reported OR r.request LIKE 'reported+:%')
+				   AND r.granted_at > v_now - interval '1 hour';
+			END IF;
+			IF v_h.hi >= v_reach.next_value THEN
+				IF v_bound IS NULL OR v_h.hi > v_bound THEN
+					RAISE EXCEPTION 'values % to % of upstream pool "%" are not where a grant to this member could have been',
+						v_h.lo, v_h.hi, v_h.pool
+						USING ERRCODE = 'invalid_parameter_value',
+							  DETAIL = CASE WHEN v_reach.take_last IS NULL THEN
+								  format('This registry holds no values of the pool from its upstream registry now, and hands out none at or above %s; nothing of this report is recorded.',
+										 v_reach.next_value)
+							  WHEN v_since IS NULL THEN
+								  format('The next value this registry hands out is %s, and one grant from there ends at %s at the most (the end of the range it holds from its upstream registry); nothing of this report is recorded.',
+										 v_reach.next_value, v_reach.take_last)
+							  ELSE
+								  format('The next value this registry hands out is %s, and the values it holds from its upstream registry end at %s; nothing of this report is recorded.',
+										 v_reach.next_value, v_reach.held_last)
+							  END,
+							  HINT = 'A member reports only ranges it was granted.';
+				END IF;
+				IF v_moves >= v_limit THEN
+					RAISE EXCEPTION 'this login role was granted or reported % ranges of pool "%" in the last hour, the most the registry grants',
+						v_moves, v_h.pool
+						USING ERRCODE = 'invalid_parameter_value',
+							  DETAIL = 'A report that moves a pool counts as a grant (snowid_registry_settings.max_grants_per_hour); nothing of this report is recorded.';
+				END IF;
+				v_moves := v_moves + 1;
+				v_request := 'reported+:' || v_h.lo;
+			END IF;
+			-- (after every range is checked: a refused report skips nothing)
+			v_skip_pool := v_skip_pool || v_h.pool;
+			v_skip_hi := v_skip_hi || v_h.hi;
+		ELSIF v_h.upstream THEN
+			v_skip_pool := v_skip_pool || v_h.pool;
+			v_skip_hi := v_skip_hi || v_h.hi;
 		ELSE
 			-- (hi + 1 is not written in the UPDATE: the planner would fold
 			-- it, overflowing at the maximum, whatever CASE it is in)
@@ -613,6 +679,9 @@ BEGIN
 		ON CONFLICT DO NOTHING;
 		GET DIAGNOSTICS v_rows = ROW_COUNT;
 		v_count := v_count + v_rows;
+	END LOOP;
+	FOR v_i IN 1 .. coalesce(cardinality(v_skip_pool), 0) LOOP
+		PERFORM @extschema@.snowid_pool_skip(v_skip_pool[v_i], v_skip_hi[v_i]);
 	END LOOP;
 	RETURN v_count;
 END

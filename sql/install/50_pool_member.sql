@@ -58,6 +58,19 @@ COMMENT ON FUNCTION snowid_pool_untake(text, bigint, bigint) IS
 
 REVOKE ALL ON FUNCTION snowid_pool_untake(text, bigint, bigint) FROM PUBLIC;
 
+CREATE FUNCTION snowid_pool_reach(pool text,
+								  OUT next_value bigint,
+								  OUT take_last bigint,
+								  OUT held_last bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_pool_reach_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_pool_reach(text) IS
+'where grants of pool from this server''s holdings reach: the next value one would hand out, the last one grant can reach, the last value held (NULL, NULL while none is in hand)';
+
+REVOKE ALL ON FUNCTION snowid_pool_reach(text) FROM PUBLIC;
+
 -- A ticket fed by a pool: its blocks come from the pool's ranges, not from
 -- its sequence (which stays, for its name, privileges, DROP and pg_dump).
 ALTER TABLE snowid_ticket ADD COLUMN pool text;	-- NULL: striped

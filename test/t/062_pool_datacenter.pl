@@ -15,7 +15,13 @@
 # - the datacenter registry shows its pool as upstream, its ranges to A
 #   inside what it holds from the global registry, and names node 1 (A) as
 #   the owner of A's values;
-# - the ranges of each registry do not overlap.
+# - the ranges of each registry do not overlap;
+# - (1.11) a member role of the datacenter registry that is not a superuser
+#   (m_x, holding node 5 there) reports 1,024 values at the top of the
+#   upstream pool: refused (22023), nothing recorded, the datacenter's
+#   holdings as they were (1.10 emptied them: unusable, every grant wait);
+#   a report a grant could have been (the next 10 values in hand) is
+#   recorded and moves the holdings by 10 values only.
 #
 # No assertion depends on elapsed time.
 
@@ -179,6 +185,51 @@ note sprintf('datacenter tier: A %d values, B %d values, shared %d; global range
 	scalar(grep { $_->[0] == 2 } @$g_ranges), scalar(@$d_ranges));
 note 'datacenter holdings: ' . $dc->safe_psql('postgres', 'SELECT * FROM snowid_pool_holdings()');
 note 'global pools: ' . $global->safe_psql('postgres', 'SELECT * FROM snowid_pools');
+
+# ---- a member's report on the upstream pool (1.11) ----
+
+# A member role, not a superuser, holding node 5 of the datacenter registry.
+my $dc_layout = $dc->safe_psql('postgres', 'SELECT layout FROM snowid_registry_settings');
+$dc->safe_psql('postgres',
+	"CREATE ROLE m_x LOGIN; GRANT EXECUTE ON FUNCTION "
+	  . registry_signature('claim') . ', ' . registry_signature('pool_report') . ' TO m_x;');
+is( $dc->safe_psql(
+		'postgres',
+		"SELECT result FROM snowid_registry_claim(5, false, 1023, \$\$$dc_layout\$\$, "
+		  . "'x', 'm_x', 1, 1, 'evil5', repeat('s', 32), NULL, false, 60000, 0, 0, NULL)",
+		extra_params => [ '-U', 'm_x' ]),
+	'ok', 'datacenter: m_x holds node 5');
+
+# m_x's report of the range lo .. hi of the upstream pool: (rc, out, err)
+sub report_upstream
+{
+	my ($lo, $hi) = @_;
+	return $dc->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT snowid_pool_report(5, 1, 'evil5', repeat('s', 32), "
+		  . "ARRAY['orders'], ARRAY[$lo]::bigint[], ARRAY[$hi]::bigint[])",
+		extra_params => [ '-U', 'm_x' ]);
+}
+my $holdings_sql =
+  q{SELECT state || ' ' || next_value || ' ' || values_in_hand FROM snowid_pool_holdings() WHERE pool = 'orders'};
+# (no range being fetched meanwhile)
+ok( $dc->poll_query_until('postgres',
+		q{SELECT state = 'ok' AND values_in_hand > 0 FROM snowid_pool_holdings() WHERE pool = 'orders'}),
+	'datacenter: its holdings of orders are settled');
+my $before = $dc->safe_psql('postgres', $holdings_sql);
+my ($rc, $out, $err) = report_upstream('9223372036854774784', '9223372036854775807');
+isnt($rc, 0, "m_x's report of 1,024 values at the top of the upstream pool is refused");
+like($err, qr/22023.*not where a grant to this member could have been/s,
+	'... as values no grant to it could have been (22023)');
+is($dc->safe_psql('postgres', $holdings_sql), $before,
+	"... the datacenter's holdings as they were ($before)");
+is($dc->safe_psql('postgres', 'SELECT count(*) FROM snowid_pool_ranges WHERE node_id = 5'),
+	'0', '... and nothing recorded');
+my ($next) = $before =~ /^ok (\d+) \d+$/;
+($rc, $out, $err) = report_upstream($next, $next + 9);
+is($out, '1', 'a report of the next 10 values in hand is recorded') or diag $err;
+my ($state_after, $next_after) = split / /, $dc->safe_psql('postgres', $holdings_sql);
+is("$state_after " . ($next_after - $next), 'ok 10',
+	'... and moves the holdings by those 10 values only');
 
 $a->stop;
 $b->stop;
