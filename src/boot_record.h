@@ -26,8 +26,9 @@
  */
 extern const char *snowid_boot_record_dir(const char **why);
 
-/* Replace part with len bytes of buf; false (reported at LOG) if it failed. */
-extern bool snowid_boot_record_put(const char *part, const char *buf, int len);
+/* Replace part with len bytes of buf; false if it failed (reported at elevel). */
+extern bool snowid_boot_record_put(const char *part, const char *buf, int len,
+								   int elevel);
 
 /*
  * Read part into buf (size bytes, NUL-terminated); its length, or -1 if

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "access/xlog.h"
+#include "access/xlogutils.h"
 #include "boot_record.h"
 #include "durable.h"
 #include "guc.h"
@@ -390,11 +391,17 @@ snowid_issued_create(int elevel)
  * then holds less than its shadow says.
  */
 static bool
-snowid_highwater_shadow(bool written, const char *slot)
+snowid_highwater_shadow(bool written, const char *slot, int elevel)
 {
+	/*
+	 * A renewal whose shadow fails fails too (ERROR, before the bound is
+	 * published); replay (a standby issues nothing) only warns.
+	 */
 	if (written)
 		(void) snowid_boot_record_put(SNOWID_BOOT_PART_HIGHWATER, slot,
-									  SNOWID_HIGHWATER_SLOT);
+									  SNOWID_HIGHWATER_SLOT,
+									  elevel >= ERROR ? (InRecovery ? WARNING : ERROR) :
+									  elevel);
 	return written;
 }
 
@@ -429,7 +436,7 @@ snowid_highwater_create(uint64 gen, const SnowidBound *b, int elevel)
 	return snowid_highwater_shadow(snowid_write_durably(SNOWID_HIGHWATER_FILE,
 														SNOWID_HIGHWATER_TMP,
 														buf, sizeof(buf), elevel),
-								   slot);
+								   slot, elevel);
 }
 
 /*
@@ -470,7 +477,7 @@ snowid_highwater_write(const SnowidBound *b, int elevel)
 	return snowid_highwater_shadow(snowid_highwater_put(fd, SNOWID_HIGHWATER_FILE,
 														buf, SNOWID_HIGHWATER_SLOT,
 														offset, elevel),
-								   buf);
+								   buf, elevel);
 }
 
 /*

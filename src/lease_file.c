@@ -229,7 +229,7 @@ snowid_lease_record_write(const char *seal, const char *pending, int node_id,
 	int			len = snprintf(part, sizeof(part), "%s %s %d %s\n",
 							   seal, pending, node_id, start);
 
-	(void) snowid_boot_record_put(SNOWID_BOOT_PART_LEASE, part, len);
+	(void) snowid_boot_record_put(SNOWID_BOOT_PART_LEASE, part, len, WARNING);
 }
 
 /*
@@ -248,8 +248,14 @@ snowid_lease_seal_new(char *seal, int node_id, const char *start)
 				(errmsg("could not generate a random seal for snowid's lease file")));
 	hex_encode((char *) bytes, sizeof(bytes), seal);
 	seal[SNOWID_SEAL_LEN] = '\0';
+	/*
+	 * Accepted beside it: the seal the file holds now, which is the
+	 * pending one while an earlier write has not been confirmed (it may
+	 * have failed), else the current one.
+	 */
 	snowid_lease_record_write(seal,
-							  snowid_lease_record_read(&rec) ? rec.seal : "-",
+							  !snowid_lease_record_read(&rec) ? "-" :
+							  strcmp(rec.pending, "-") != 0 ? rec.pending : rec.seal,
 							  node_id, start);
 }
 
@@ -270,6 +276,9 @@ snowid_lease_seal_why(const SnowidLeaseFile *f)
 		return "the boot record of its data directory holds no lease file (it was removed, or this start is the first since the host booted)";
 	if (strcmp(f->seal, rec.seal) != 0 && strcmp(f->seal, rec.pending) != 0)
 		return "its lease file is older than the one this server last wrote: the data directory was restored into itself";
+	/* the file's seal alone from now on (a write cut short is settled) */
+	if (strcmp(rec.pending, "-") != 0)
+		snowid_lease_record_write(f->seal, "-", f->node_id, f->start_id);
 	return NULL;
 }
 

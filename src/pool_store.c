@@ -38,6 +38,7 @@
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "access/xlogutils.h"
 #include "boot_record.h"
 #include "durable.h"
 #include "lease.h"
@@ -304,17 +305,20 @@ snowid_state_give_up(SnowidPoolState *st)
  * behind the change count the boot record holds for it?
  */
 static bool
-snowid_pool_file_restored(int n, const SnowidPoolState *states, uint64 hwm)
+snowid_pool_file_restored(int n, const SnowidPoolState *states, uint64 hwm,
+						  uint64 *recorded)
 {
 	char		part[64];
-	unsigned long long recorded;
+	unsigned long long count;
 
+	*recorded = 0;
 	if (snowid_boot_record_get(SNOWID_BOOT_PART_POOLS, part, sizeof(part)) <= 0 ||
-		sscanf(part, "%llu", &recorded) != 1)
+		sscanf(part, "%llu", &count) != 1)
 		return false;
+	*recorded = (uint64) count;
 	for (int i = 0; i < n; i++)
 		hwm = Max(hwm, states[i].gen);
-	return (uint64) recorded > (n < 0 ? 0 : hwm);
+	return *recorded > (n < 0 ? 0 : hwm);
 }
 
 static void
@@ -359,7 +363,8 @@ snowid_pool_load(void)
 	 * directory was restored into itself, and the values handed out since
 	 * that copy was taken would be handed out again.
 	 */
-	bool		restored = snowid_pool_file_restored(n, states, hwm);
+	uint64		recorded;
+	bool		restored = snowid_pool_file_restored(n, states, hwm, &recorded);
 	bool		from_backup = (marked || label || moved || restored) &&
 		access("standby.signal", F_OK) != 0;
 
@@ -376,8 +381,13 @@ snowid_pool_load(void)
 
 		if (from_backup)
 		{
+			/*
+			 * Above any count the record holds too: a second restore of the
+			 * same old copy must not write a lower count into it, which
+			 * would let a newer copy pass for current.
+			 */
 			dropped += snowid_state_give_up(&states[i]);
-			states[i].gen += UINT64CONST(1) << 40;
+			states[i].gen = Max(states[i].gen, recorded) + (UINT64CONST(1) << 40);
 		}
 		idx = snowid_pool_slot_from_state(&states[i]);
 		snowid_pool_shared->file_state[idx] = states[i];
@@ -390,6 +400,8 @@ snowid_pool_load(void)
 	 * whose change counts were per pool, nor in the WAL of a copy (each of
 	 * its records is given up, compared per pool as before).
 	 */
+	/* the record's count never goes down */
+	hwm = Max(hwm, recorded);
 	snowid_pool_shared->gen_hwm = hwm;
 	snowid_pool_shared->loaded_hwm = n >= 0 && !file_v1 && !from_backup ?
 		hwm : 0;
@@ -441,7 +453,9 @@ snowid_pool_write_file(int idx, const SnowidPoolState *st, int elevel)
 		int			len = snprintf(part, sizeof(part), UINT64_FORMAT "\n",
 								   snowid_pool_shared->gen_hwm);
 
-		(void) snowid_boot_record_put(SNOWID_BOOT_PART_POOLS, part, len);
+		(void) snowid_boot_record_put(SNOWID_BOOT_PART_POOLS, part, len,
+									  elevel == ERROR && !InRecovery ?
+									  ERROR : WARNING);
 	}
 	pfree(buf.data);
 }

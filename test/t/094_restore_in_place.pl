@@ -21,8 +21,11 @@
 #     is restored from the same copy while the registry is down: its lease
 #     file is older than the record's, so it issues nothing until the
 #     registry confirms the lease; then it continues above everything.
-#  3. A server without a registry: the record's bound alone keeps a restored
-#     directory on a clock set back the same way from going back.
+#  3. A server without a registry, its directory removed and copied anew
+#     (another inode, the same path): the record's bound alone keeps it, on
+#     a clock set back the same way, from going back.
+#  4. A boot record that cannot be written fails the renewal that would
+#     have published a bound it does not hold.
 
 use strict;
 use warnings;
@@ -71,12 +74,24 @@ sub back_to
 }
 
 # Restore the copy into the server's own data directory, as rm -rf
-# $PGDATA/* && cp -a copy/. $PGDATA/ does: same directory, same inode.
+# $PGDATA/* && cp -a copy/. $PGDATA/ does: same directory, same inode; or,
+# with $anew, as a copy made beside it and moved into its place does: a
+# new directory (another inode) at the same path.
 sub restore_in_place
 {
-	my ($node, $from) = @_;
+	my ($node, $from, $anew) = @_;
 	my $dir = $node->data_dir;
 	my @ino = (stat $dir)[ 0, 1 ];
+	if ($anew)
+	{
+		# copied beside it first, so that the inode cannot be reused
+		system('cp', '-a', $from, "$dir.new") == 0 or die "cp -a failed: $?";
+		rmtree($dir);
+		rename("$dir.new", $dir) or die "could not rename $dir.new: $!";
+		my @after = (stat $dir)[ 0, 1 ];
+		die "the data directory kept its inode" if "@ino" eq "@after";
+		return;
+	}
 	opendir my $dh, $dir or die "could not read $dir: $!";
 	rmtree("$dir/$_") for grep { $_ ne '.' && $_ ne '..' } readdir $dh;
 	closedir $dh;
@@ -211,7 +226,7 @@ sleep 2;
 push @alone, take($s, $next, 1000);
 $last = max_of(@alone);
 $s->stop;
-restore_in_place($s, "$tmp/copy2");
+restore_in_place($s, "$tmp/copy2", 'anew');
 write_clock_offset($clock2, back_to($t_copy));
 with_fake_clock($s, $clock2, 'start');
 ($ret, $out, $err) = try_sql($s, "SELECT $next");
@@ -222,6 +237,23 @@ like($err, qr/clock|behind/, 'it is refused for the clock') if $ret != 0;
 write_clock_offset($clock2, '+0');
 @later = take($s, $next, 100);
 cmp_ok(min_of(@later), '>', $last, 'with the clock back, it continues above');
+$last = max_of(@later);
+
+# ---- 4. a boot record that cannot be written fails the renewal ----
+
+# (as a full /dev/shm would: a bound the record does not hold is never
+# published, so a later restore cannot go below what was issued)
+my ($record) = boot_record_dirs($s);
+ok(defined $record && -d $record, 'the server has a boot record');
+chmod 0500, $record or die "could not chmod $record: $!";
+($ret, $out, $err) = try_sql($s,
+	'SELECT count(*) FROM generate_series(1, 200) g, LATERAL snowid_next_batch(10000 + 0 * g)');
+isnt($ret, 0, 'a renewal whose boot record cannot be written fails');
+like($err, qr/could not write snowid's boot record/, 'saying so');
+chmod 0700, $record or die "could not chmod $record: $!";
+@later = take($s, $next, 100);
+is(scalar(@later), 100, 'once it can be written again, the server issues');
+cmp_ok(min_of(@later), '>', $last, 'above every ID before');
 $s->stop;
 
 done_testing();

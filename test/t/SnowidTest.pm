@@ -4,6 +4,7 @@ package SnowidTest;
 use strict;
 use warnings;
 use Exporter 'import';
+use Cwd ();
 use File::Basename ();
 use File::Spec;
 use File::Path ();
@@ -15,7 +16,7 @@ use Time::HiRes ();
 
 our @EXPORT = qw(snowid_node take_setup_sql max_of min_of strictly_increasing set_policy
   write_clock_offset fake_clock_env with_fake_clock highwater_slots highwater_file highwater_fields reserved_until_us
-  forget_boot_record
+  forget_boot_record boot_record_dirs
   wait_registry_state start_pgbench pgbench_processed drop_attver_options
   run_pg_upgrade registry registry_conninfo registry_signature member wait_state
   status_of ids_of next_error try_next);
@@ -194,15 +195,24 @@ sub highwater_fields
 }
 
 # Remove the boot record of $node's data directory (src/boot_record.c:
-# /dev/shm/snowid.<system identifier>.<dev>.<inode>), as a reboot of the
-# host would; returns how many were removed.
+# /dev/shm/snowid.<system identifier>.<the directory's path, every character
+# but letters, digits, '.' and '-' as '_'>), as a reboot of the host would;
+# returns how many were removed.
 sub forget_boot_record
 {
 	my ($node) = @_;
-	my ($dev, $ino) = (stat $node->data_dir)[ 0, 1 ];
-	my @dirs = glob(sprintf('/dev/shm/snowid.*.%x.%x', $dev, $ino));
+	my @dirs = boot_record_dirs($node);
 	File::Path::rmtree($_) for @dirs;
 	return scalar @dirs;
+}
+
+# The boot record directories of $node's data directory (one while it
+# runs; more only if its cluster was made anew at the same path).
+sub boot_record_dirs
+{
+	my ($node) = @_;
+	(my $tail = Cwd::abs_path($node->data_dir)) =~ s/[^A-Za-z0-9.-]/_/g;
+	return grep { substr($_, -length($tail)) eq $tail } glob('/dev/shm/snowid.*');
 }
 
 # The bound of the newest slot, or undef if there is no file.
