@@ -11,7 +11,7 @@
 #   PG_VERSIONS="15 18" bash test/run-tests.sh             # some majors
 #   PG_CONFIG=/path/to/pg_config bash test/run-tests.sh    # one installation you have
 #   SNOWID_TAP_TESTS='test/t/001_*.pl' bash test/run-tests.sh   # some TAP files
-#   SNOWID_TAP_JOBS=1 bash test/run-tests.sh               # TAP files one at a time (default 3)
+#   SNOWID_TAP_JOBS=1 bash test/run-tests.sh               # TAP files one at a time (default 2)
 #   SNOWID_PREBUILD=0 bash test/run-tests.sh               # build 17, 18, 19 only when their turn comes
 #
 # 15 comes from Debian's packages; the others are built from Debian's source
@@ -176,7 +176,7 @@ run_tap_file() {
 	echo "$ok $((bad + died))" >"$results/$base.count"
 }
 
-# The TAP files, SNOWID_TAP_JOBS (default 3) at a time: most of their time
+# The TAP files, SNOWID_TAP_JOBS (default 2) at a time: most of their time
 # is spent waiting for leases, renewals and clocks, not on a core.  Each
 # lane is a copy of the test tree (prove empties its tmp_check), takes the
 # next file from one queue (the slowest known files first, so that the
@@ -186,7 +186,7 @@ run_tap_file() {
 # each when its file and all before it are done, and counted at the end.
 #   run_tap_files FILE...
 run_tap_files() {
-	local jobs=${SNOWID_TAP_JOBS:-3} results queue t k lane base c ok bad shown=0 lanes=()
+	local jobs=${SNOWID_TAP_JOBS:-2} results queue t k lane base c ok bad shown=0 lanes=()
 	results=$PWD/tap-results
 	rm -rf "$results" && mkdir -p "$results/portlock"
 	[ "$(id -u)" -eq 0 ] && chown -R postgres "$results"
