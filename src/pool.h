@@ -108,7 +108,8 @@ typedef struct SnowidPoolNeed
 	int64		want;			/* values to ask for */
 	char		request[SNOWID_POOL_REQUEST_LEN];	/* idempotency key */
 	int			nheld;
-	SnowidPoolRange held[SNOWID_POOL_RANGES];	/* as granted, for the report */
+	SnowidPoolRange held[SNOWID_POOL_RANGES + 1];	/* as granted, for the report,
+													 * and the floor's mark */
 } SnowidPoolNeed;
 
 /* SnowidPoolState.flags */

@@ -106,7 +106,24 @@ snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need)
 	}
 	strlcpy(need->name, slot->st.name, SNOWID_POOL_NAME_LEN);
 	need->nheld = slot->st.nranges;
-	memcpy(need->held, slot->st.ranges, sizeof(need->held));
+	memcpy(need->held, slot->st.ranges,
+		   sizeof(SnowidPoolRange) * slot->st.nranges);
+
+	/*
+	 * The floor's mark: the last value of the ranges used up (or given up)
+	 * lies below the floor, and no range in hand shows it.  Reported as a
+	 * range of one value, it tells a registry that forgot those ranges (a
+	 * restore from a backup taken before they were granted) not to grant
+	 * them again; a registry that remembers them finds it inside a range
+	 * it knows and records nothing.
+	 */
+	if (slot->st.floor > 0 && slot->st.floor > slot->st.start &&
+		(slot->st.nranges == 0 || slot->st.ranges[0].first >= slot->st.floor))
+	{
+		need->held[need->nheld].first = slot->st.floor - 1;
+		need->held[need->nheld].last = slot->st.floor - 1;
+		need->nheld++;
+	}
 	need->need = snowid_pool_wants(slot) &&
 		slot->st.nranges < SNOWID_POOL_RANGES;
 	if (need->need)
