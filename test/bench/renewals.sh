@@ -42,7 +42,7 @@ trap bench_cleanup EXIT
 bench_server "$sdir/registry" "$sdir/registry.log" "$port" "" "max_connections = 50"
 export PGHOST=$sdir PGPORT=$port
 
-layout='bench layout, node_bits 10'
+layout='epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 10, sequence_bits 12, id_bits 63'
 q -d postgres -c "CREATE DATABASE r14" -c "CREATE DATABASE r15"
 base=${SNOWID_RENEWALS_BASE:-1.4}
 q -d r14 -c "CREATE EXTENSION snowid VERSION '$base'"
