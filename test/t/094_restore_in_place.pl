@@ -30,7 +30,6 @@
 use strict;
 use warnings;
 
-use File::Path qw(rmtree);
 use Time::HiRes qw(time sleep);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -56,55 +55,12 @@ sub take
 	return $ret == 0 ? (split /\n/, $out) : ();
 }
 
-# Copy the stopped server's data directory aside.
-sub save_copy
-{
-	my ($node, $to) = @_;
-	rmtree($to);
-	system('cp', '-a', $node->data_dir, $to) == 0 or die "cp -a failed: $?";
-	return;
-}
-
 # The fake clock offset that puts the server's clock half a second after
 # $t (the time the copy was taken, by the real clock).
 sub back_to
 {
 	my ($t) = @_;
 	return sprintf('%.3f', $t + 0.5 - time);
-}
-
-# Restore the copy into the server's own data directory, as rm -rf
-# $PGDATA/* && cp -a copy/. $PGDATA/ does: same directory, same inode; or,
-# with $anew, as a copy made beside it and moved into its place does: a
-# new directory (another inode) at the same path.
-sub restore_in_place
-{
-	my ($node, $from, $anew) = @_;
-	my $dir = $node->data_dir;
-	my @ino = (stat $dir)[ 0, 1 ];
-	if ($anew)
-	{
-		# copied beside it first, so that the inode cannot be reused
-		system('cp', '-a', $from, "$dir.new") == 0 or die "cp -a failed: $?";
-		rmtree($dir);
-		rename("$dir.new", $dir) or die "could not rename $dir.new: $!";
-		my @after = (stat $dir)[ 0, 1 ];
-		die "the data directory kept its inode" if "@ino" eq "@after";
-		return;
-	}
-	opendir my $dh, $dir or die "could not read $dir: $!";
-	rmtree("$dir/$_") for grep { $_ ne '.' && $_ ne '..' } readdir $dh;
-	closedir $dh;
-	system('cp', '-a', "$from/.", "$dir/") == 0 or die "cp -a failed: $?";
-	my @after = (stat $dir)[ 0, 1 ];
-	die "the data directory moved" unless "@ino" eq "@after";
-	return;
-}
-
-sub dups
-{
-	my %seen;
-	return scalar grep { $seen{$_}++ } @_;
 }
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;

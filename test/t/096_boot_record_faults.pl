@@ -16,7 +16,6 @@
 use strict;
 use warnings;
 
-use File::Path qw(rmtree);
 use Time::HiRes qw(sleep);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -36,31 +35,6 @@ sub take
 	my ($node, $sql, $n) = @_;
 	my ($ret, $out) = try_sql($node, "SELECT ($sql) FROM generate_series(1, $n)");
 	return $ret == 0 ? (split /\n/, $out) : ();
-}
-
-sub save_copy
-{
-	my ($node, $to) = @_;
-	rmtree($to);
-	system('cp', '-a', $node->data_dir, $to) == 0 or die "cp -a failed: $?";
-	return;
-}
-
-sub restore_in_place
-{
-	my ($node, $from) = @_;
-	my $dir = $node->data_dir;
-	opendir my $dh, $dir or die "could not read $dir: $!";
-	rmtree("$dir/$_") for grep { $_ ne '.' && $_ ne '..' } readdir $dh;
-	closedir $dh;
-	system('cp', '-a', "$from/.", "$dir/") == 0 or die "cp -a failed: $?";
-	return;
-}
-
-sub dups
-{
-	my %seen;
-	return scalar grep { $seen{$_}++ } @_;
 }
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;

@@ -16,7 +16,7 @@ use Time::HiRes ();
 
 our @EXPORT = qw(snowid_node take_setup_sql max_of min_of strictly_increasing set_policy
   write_clock_offset fake_clock_env with_fake_clock highwater_slots highwater_file highwater_fields reserved_until_us
-  forget_boot_record boot_record_dirs
+  forget_boot_record boot_record_dirs save_copy restore_in_place dups
   wait_registry_state start_pgbench pgbench_processed drop_attver_options
   run_pg_upgrade registry registry_conninfo registry_signature member wait_state
   status_of ids_of next_error try_next);
@@ -213,6 +213,51 @@ sub boot_record_dirs
 	my ($node) = @_;
 	(my $tail = Cwd::abs_path($node->data_dir)) =~ s/[^A-Za-z0-9.-]/_/g;
 	return grep { substr($_, -length($tail)) eq $tail } glob('/dev/shm/snowid.*');
+}
+
+# Copy the stopped server's data directory aside.
+sub save_copy
+{
+	my ($node, $to) = @_;
+	File::Path::rmtree($to);
+	system('cp', '-a', $node->data_dir, $to) == 0 or die "cp -a failed: $?";
+	return;
+}
+
+# Restore the copy into the server's own data directory, as rm -rf
+# $PGDATA/* && cp -a copy/. $PGDATA/ does: same directory, same inode; or,
+# with $anew, as a copy made beside it and moved into its place does: a
+# new directory (another inode) at the same path.
+sub restore_in_place
+{
+	my ($node, $from, $anew) = @_;
+	my $dir = $node->data_dir;
+	my @ino = (stat $dir)[ 0, 1 ];
+	if ($anew)
+	{
+		# copied beside it first, so that the inode cannot be reused
+		system('cp', '-a', $from, "$dir.new") == 0 or die "cp -a failed: $?";
+		File::Path::rmtree($dir);
+		rename("$dir.new", $dir) or die "could not rename $dir.new: $!";
+		my @after = (stat $dir)[ 0, 1 ];
+		die "the data directory kept its inode" if "@ino" eq "@after";
+		return;
+	}
+	opendir my $dh, $dir or die "could not read $dir: $!";
+	File::Path::rmtree("$dir/$_") for grep { $_ ne '.' && $_ ne '..' } readdir $dh;
+	closedir $dh;
+	system('cp', '-a', "$from/.", "$dir/") == 0 or die "cp -a failed: $?";
+	my @after = (stat $dir)[ 0, 1 ];
+	die "the data directory moved" unless "@ino" eq "@after";
+	return;
+}
+
+# How many values of the list stand in it more than once (each repeat
+# counted).
+sub dups
+{
+	my %seen;
+	return scalar grep { $seen{$_}++ } @_;
 }
 
 # The bound of the newest slot, or undef if there is no file.
