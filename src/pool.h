@@ -142,6 +142,19 @@ typedef struct SnowidPoolState
 
 #define SNOWID_POOL_STATE_LEN_1_4 offsetof(SnowidPoolState, flags)
 
+/*
+ * A pool's boot mark: the last value of every range this server held of
+ * it (or below its floor) in this boot of its host, kept in the boot
+ * record (pool_store.c), never lowered.
+ */
+#define SNOWID_POOL_MARKS (SNOWID_POOL_MAX * 4)
+
+typedef struct SnowidPoolMark
+{
+	char		name[SNOWID_POOL_NAME_LEN];
+	int64		last;
+} SnowidPoolMark;
+
 typedef struct SnowidPoolSlot
 {
 	LWLock	   *lock;
@@ -175,6 +188,9 @@ typedef struct SnowidPoolShared
 	pg_atomic_uint64 request_count;	/* request keys of every slot */
 	uint64		gen_hwm;		/* highest change count; under file_lock */
 	uint64		loaded_hwm;		/* records up to it are in the file */
+	int			nmarks;			/* boot marks; under file_lock */
+	bool		marks_full;		/* a mark found no room (said once) */
+	SnowidPoolMark marks[SNOWID_POOL_MARKS];
 	SnowidPoolState file_state[SNOWID_POOL_MAX];	/* under file_lock */
 	bool		file_used[SNOWID_POOL_MAX];
 	SnowidPoolSlot slots[SNOWID_POOL_MAX];

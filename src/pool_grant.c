@@ -111,18 +111,31 @@ snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need)
 
 	/*
 	 * The floor's mark: the last value of the ranges used up (or given up)
-	 * lies below the floor, and no range in hand shows it.  Reported as a
-	 * range of one value, it tells a registry that forgot those ranges (a
-	 * restore from a backup taken before they were granted) not to grant
-	 * them again; a registry that remembers them finds it inside a range
-	 * it knows and records nothing.
+	 * lies below the floor, and the boot mark (pool_store.c) is the last
+	 * value of every range this server held in this boot of its host, even
+	 * before its data directory was restored into itself.  Where it lies
+	 * above every range in hand, it is reported as a range of one value: a
+	 * registry that forgot those ranges (a restore from a backup taken
+	 * before they were granted) then does not grant them again; one that
+	 * remembers them finds it inside a range it knows and records nothing.
+	 * (Below a range in hand it says nothing more than that range: a
+	 * registry records at most SNOWID_POOL_RANGES ranges of a pool per
+	 * report.)
 	 */
-	if (slot->st.floor > 0 && slot->st.floor > slot->st.start &&
-		(slot->st.nranges == 0 || slot->st.ranges[0].first >= slot->st.floor))
 	{
-		need->held[need->nheld].first = slot->st.floor - 1;
-		need->held[need->nheld].last = slot->st.floor - 1;
-		need->nheld++;
+		int64		mark = Max(slot->st.floor - 1,
+							   snowid_pool_boot_mark(slot->st.name));
+		int64		top = -1;
+
+		for (int i = 0; i < slot->st.nranges; i++)
+			top = Max(top, slot->st.ranges[i].last);
+		if (mark >= 0 && mark >= slot->st.start && mark > top &&
+			slot->st.nranges < SNOWID_POOL_RANGES)
+		{
+			need->held[need->nheld].first = mark;
+			need->held[need->nheld].last = mark;
+			need->nheld++;
+		}
 	}
 	need->need = snowid_pool_wants(slot) &&
 		slot->st.nranges < SNOWID_POOL_RANGES;

@@ -300,25 +300,176 @@ snowid_state_give_up(SnowidPoolState *st)
 	return dropped;
 }
 
+/* ---------- boot marks ---------- */
+
 /*
- * Is the pool file (n pools in states, end count hwm; n < 0: no file)
- * behind the change count the boot record holds for it?
+ * The boot mark a state shows: the last value of its ranges, or the one
+ * below its floor; -1 if none.
+ */
+static int64
+snowid_state_mark(const SnowidPoolState *st)
+{
+	int64		m = st->floor > 0 ? st->floor - 1 : -1;
+
+	for (int r = 0; r < st->nranges; r++)
+		m = Max(m, st->ranges[r].last);
+	return m;
+}
+
+/* Pool name's boot mark, or -1; file_lock held (or the postmaster, at start). */
+static int64
+snowid_pool_mark_of(const char *name)
+{
+	for (int i = 0; i < snowid_pool_shared->nmarks; i++)
+		if (strcmp(snowid_pool_shared->marks[i].name, name) == 0)
+			return snowid_pool_shared->marks[i].last;
+	return -1;
+}
+
+/* Raise pool name's boot mark to last; file_lock held (or at start). */
+static void
+snowid_pool_mark_raise(const char *name, int64 last)
+{
+	SnowidPoolShared *sh = snowid_pool_shared;
+
+	if (last < 0 || name[0] == '\0')
+		return;
+	for (int i = 0; i < sh->nmarks; i++)
+		if (strcmp(sh->marks[i].name, name) == 0)
+		{
+			sh->marks[i].last = Max(sh->marks[i].last, last);
+			return;
+		}
+	if (sh->nmarks >= SNOWID_POOL_MARKS)
+	{
+		if (!sh->marks_full)
+		{
+			sh->marks_full = true;
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("snowid's boot record holds the marks of %d pools, the most it can",
+							SNOWID_POOL_MARKS),
+					 errdetail("The values this server hands out of pool \"%s\" and of other pools it draws on for the first time in this boot of its host are not in it: a restore of this data directory into itself, followed by a restore of the registry from an older backup, could hand them out again.",
+							   name),
+					 errhint("Draw on fewer pools from this server, or restart its host.")));
+		}
+		return;
+	}
+	strlcpy(sh->marks[sh->nmarks].name, name, SNOWID_POOL_NAME_LEN);
+	sh->marks[sh->nmarks].last = last;
+	sh->nmarks++;
+}
+
+/*
+ * A state of a server started from a copy (from_backup) starts above its
+ * pool's boot mark: up to it, values may have been handed out in this boot
+ * of the host by this data directory before it was restored into itself,
+ * from ranges its older files do not show.  lock: take file_lock (not in
+ * the postmaster at start).
+ */
+void
+snowid_pool_floor_from_mark(SnowidPoolState *st, bool lock)
+{
+	int64		m;
+
+	if (!snowid_pool_shared->from_backup)
+		return;
+	if (lock)
+		LWLockAcquire(snowid_pool_shared->file_lock, LW_SHARED);
+	m = snowid_pool_mark_of(st->name);
+	if (lock)
+		LWLockRelease(snowid_pool_shared->file_lock);
+	if (m >= 0 && m >= st->floor)
+		st->floor = m == PG_INT64_MAX ? PG_INT64_MAX : m + 1;
+}
+
+/*
+ * Pool name's boot mark, -1 if none: for the report of what this server
+ * held (pool_grant.c); the caller may hold the slot's lock.
+ */
+int64
+snowid_pool_boot_mark(const char *name)
+{
+	int64		m;
+
+	LWLockAcquire(snowid_pool_shared->file_lock, LW_SHARED);
+	m = snowid_pool_mark_of(name);
+	LWLockRelease(snowid_pool_shared->file_lock);
+	return m;
+}
+
+/*
+ * The boot marks of the pools no slot holds now (up to max of them into
+ * out), for the worker's report: a slot freed since keeps telling a
+ * registry that forgot its ranges.  Returns how many.
+ */
+int
+snowid_pool_marks_unheld(SnowidPoolMark *out, int max)
+{
+	SnowidPoolShared *sh = snowid_pool_shared;
+	int			n = 0;
+
+	LWLockAcquire(sh->table_lock, LW_SHARED);
+	LWLockAcquire(sh->file_lock, LW_SHARED);
+	for (int m = 0; m < sh->nmarks && n < max; m++)
+	{
+		bool		held = false;
+
+		for (int i = 0; i < sh->nused && !held; i++)
+			held = sh->slots[i].in_use &&
+				strcmp(sh->slots[i].st.name, sh->marks[m].name) == 0;
+		if (!held)
+			out[n++] = sh->marks[m];
+	}
+	LWLockRelease(sh->file_lock);
+	LWLockRelease(sh->table_lock);
+	return n;
+}
+
+/*
+ * Read the boot record's part for the pools: the change count the pool
+ * file last reached in this boot of the host (0 if none) and the boot
+ * marks, loaded into shared memory.  Is the pool file (n pools in states,
+ * end count hwm; n < 0: no file) behind that count?
  */
 static bool
 snowid_pool_file_restored(int n, const SnowidPoolState *states, uint64 hwm,
 						  uint64 *recorded)
 {
-	char		part[64];
+	int			size = 64 + SNOWID_POOL_MARKS * (SNOWID_POOL_NAME_LEN + 32);
+	char	   *part = palloc(size);
+	char	   *line;
+	char	   *next;
 	unsigned long long count;
+	bool		restored;
 
 	*recorded = 0;
-	if (snowid_boot_record_get(SNOWID_BOOT_PART_POOLS, part, sizeof(part)) <= 0 ||
+	if (snowid_boot_record_get(SNOWID_BOOT_PART_POOLS, part, size) <= 0 ||
 		sscanf(part, "%llu", &count) != 1)
+	{
+		pfree(part);
 		return false;
+	}
 	*recorded = (uint64) count;
+	for (line = part; line != NULL; line = next)
+	{
+		long long	last;
+		char		name[SNOWID_POOL_NAME_LEN];
+		int			used = 0;
+
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		/* "mark <last> <name>"; anything else is not a mark */
+		if (sscanf(line, "mark %lld %63s%n", &last, name, &used) == 2 &&
+			line[used] == '\0' && snowid_pool_name_ok(name))
+			snowid_pool_mark_raise(name, (int64) last);
+	}
+	pfree(part);
 	for (int i = 0; i < n; i++)
 		hwm = Max(hwm, states[i].gen);
-	return *recorded > (n < 0 ? 0 : hwm);
+	restored = *recorded > (n < 0 ? 0 : hwm);
+	return restored;
 }
 
 static void
@@ -388,6 +539,7 @@ snowid_pool_load(void)
 			 */
 			dropped += snowid_state_give_up(&states[i]);
 			states[i].gen = Max(states[i].gen, recorded) + (UINT64CONST(1) << 40);
+			snowid_pool_floor_from_mark(&states[i], false);
 		}
 		idx = snowid_pool_slot_from_state(&states[i]);
 		snowid_pool_shared->file_state[idx] = states[i];
@@ -448,14 +600,28 @@ snowid_pool_write_file(int idx, const SnowidPoolState *st, int elevel)
 	if (snowid_write_durably(SNOWID_POOLS_FILE, SNOWID_POOLS_TMP,
 							 buf.data, buf.len, elevel))
 	{
-		/* its shadow in the boot record: the change count written */
-		char		part[32];
-		int			len = snprintf(part, sizeof(part), UINT64_FORMAT "\n",
-								   snowid_pool_shared->gen_hwm);
+		/*
+		 * Its shadow in the boot record: the change count written, and the
+		 * boot mark of every pool (of this state too, should it free its
+		 * slot).
+		 */
+		StringInfoData part;
 
-		(void) snowid_boot_record_put(SNOWID_BOOT_PART_POOLS, part, len,
+		snowid_pool_mark_raise(st->name, snowid_state_mark(st));
+		for (int i = 0; i < SNOWID_POOL_MAX; i++)
+			if (snowid_pool_shared->file_used[i])
+				snowid_pool_mark_raise(snowid_pool_shared->file_state[i].name,
+									   snowid_state_mark(&snowid_pool_shared->file_state[i]));
+		initStringInfo(&part);
+		appendStringInfo(&part, UINT64_FORMAT "\n", snowid_pool_shared->gen_hwm);
+		for (int i = 0; i < snowid_pool_shared->nmarks; i++)
+			appendStringInfo(&part, "mark " INT64_FORMAT " %s\n",
+							 snowid_pool_shared->marks[i].last,
+							 snowid_pool_shared->marks[i].name);
+		(void) snowid_boot_record_put(SNOWID_BOOT_PART_POOLS, part.data, part.len,
 									  elevel == ERROR && !InRecovery ?
 									  ERROR : WARNING);
+		pfree(part.data);
 	}
 	pfree(buf.data);
 }
@@ -563,6 +729,7 @@ snowid_pool_redo(XLogReaderState *record)
 	{
 		(void) snowid_state_give_up(&st);
 		st.gen += UINT64CONST(1) << 40;
+		snowid_pool_floor_from_mark(&st, true);
 	}
 	/* in the file already (a pool freed since must not come back) */
 	else if (!v1 && st.gen <= snowid_pool_shared->loaded_hwm)

@@ -45,6 +45,11 @@ extern int	snowid_pool_slot_from_state(const SnowidPoolState *st);
 extern void snowid_pool_persist(int idx, SnowidPoolState *st);
 extern void snowid_pool_persist_releasing(int idx, SnowidPoolState *st);
 
+/* Boot marks (the boot record's part for the pools) */
+extern void snowid_pool_floor_from_mark(SnowidPoolState *st, bool lock);
+extern int64 snowid_pool_boot_mark(const char *name);
+extern int	snowid_pool_marks_unheld(SnowidPoolMark *out, int max);
+
 /* The WAL record XLOG_SNOWID_POOL of snowid's rmgr */
 extern void snowid_pool_redo(XLogReaderState *record);
 extern void snowid_pool_desc(StringInfo buf, XLogReaderState *record);

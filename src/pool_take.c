@@ -129,6 +129,7 @@ snowid_pool_attach(const char *name, bool wait_facts)
 
 			memset(&empty, 0, sizeof(empty));
 			strlcpy(empty.name, name, SNOWID_POOL_NAME_LEN);
+			snowid_pool_floor_from_mark(&empty, true);
 			idx = snowid_pool_slot_from_state(&empty);
 			created = idx >= 0;
 		}

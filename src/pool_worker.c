@@ -25,7 +25,11 @@
  * Reporting.  Every grant request, and once a heartbeat a report of all
  * pools, tells the registry which ranges this server holds: a registry
  * that lost a grant (asynchronous failover, restore from a backup) records
- * them again and never hands them out a second time.
+ * them again and never hands them out a second time.  With them go the
+ * floor's mark of each pool and the boot marks of pools no slot holds
+ * (pool_store.c): the last value of every range this server held in this
+ * boot of its host, which a data directory restored into itself no longer
+ * shows in its ranges.
  *
  * Giving back.  At shutdown pool_grant.c closes every pool (nothing more is
  * handed out) and persists the truncation of every range at what was
@@ -263,11 +267,12 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 
 /*
  * After a claim or renewal that left this server holding node `node`:
- * ask for what the pools need and report what they hold.  False with
- * *error if the registry stopped answering.
+ * ask for what the pools need and report what they hold; after one that
+ * refused it node `node` (!ask): only report.  False with *error if the
+ * registry stopped answering.
  */
 bool
-snowid_pools_serve(int node, const char *start, char **error)
+snowid_pools_serve(int node, const char *start, bool ask, char **error)
 {
 	int			n = snowid_pool_slots();
 	StringInfoData names;
@@ -275,8 +280,10 @@ snowid_pools_serve(int node, const char *start, char **error)
 	StringInfoData lasts;
 	int			reported = 0;
 	bool		ok = true;
+	SnowidPoolMark marks[SNOWID_POOL_MARKS];
+	int			nmarks = snowid_pool_marks_unheld(marks, SNOWID_POOL_MARKS);
 
-	if (n == 0)
+	if (n == 0 && nmarks == 0)
 		return true;
 	snowid_pools_tidy(GetCurrentTimestamp());
 	snowid_pool_update_rate(GetCurrentTimestamp());
@@ -294,7 +301,7 @@ snowid_pools_serve(int node, const char *start, char **error)
 		bool		failed = false;
 
 		memset(&need, 0, sizeof(need));
-		if (snowid_pool_need(idx, snowid_pool_want(idx), &need))
+		if (snowid_pool_need(idx, snowid_pool_want(idx), &need) && ask)
 		{
 			if (!snowid_pool_ask(idx, &need, node, start, error, &failed))
 			{
@@ -330,6 +337,25 @@ snowid_pools_serve(int node, const char *start, char **error)
 			appendStringInfo(&lasts, INT64_FORMAT, need.held[i].last);
 			reported++;
 		}
+	}
+	/*
+	 * The boot marks of pools whose slots were freed (or not made again
+	 * since a restore of this data directory into itself): the values
+	 * handed out of them in this boot stay out of any grant of a registry
+	 * that forgot them.
+	 */
+	for (int i = 0; i < nmarks && ok; i++)
+	{
+		if (reported > 0)
+		{
+			appendStringInfoChar(&names, ',');
+			appendStringInfoChar(&firsts, ',');
+			appendStringInfoChar(&lasts, ',');
+		}
+		snowid_append_array_text(&names, marks[i].name);
+		appendStringInfo(&firsts, INT64_FORMAT, marks[i].last);
+		appendStringInfo(&lasts, INT64_FORMAT, marks[i].last);
+		reported++;
 	}
 	appendStringInfoChar(&names, '}');
 	appendStringInfoChar(&firsts, '}');

@@ -11,7 +11,9 @@
 #define SNOWID_POOL_WORKER_H
 
 /* pool_worker.c, on the registry worker's connection */
-extern bool snowid_pools_serve(int node, const char *start, char **error);
+/* ask (the holder of the node) for ranges and report; !ask: report only */
+extern bool snowid_pools_serve(int node, const char *start, bool ask,
+							   char **error);
 extern void snowid_pools_give_back(int node, const char *start,
 								   bool connected);
 

@@ -332,9 +332,15 @@ snowid_registry_main(Datum main_arg)
 				state = r->state;
 				memcpy(start, r->start_id, sizeof(start));
 				SpinLockRelease(&r->mutex);
-				/* ranges are granted to the holder of a node only */
+				/*
+				 * Ranges are granted to the holder of a node only; one
+				 * refused reports what it holds all the same (a registry
+				 * in its grace after a restore records it from anyone).
+				 */
 				if (state == SNOWID_REGISTRY_OK && node >= 0)
-					(void) snowid_pools_serve(node, start, &error);
+					(void) snowid_pools_serve(node, start, true, &error);
+				else if (state == SNOWID_REGISTRY_CONFLICT && node >= 0)
+					(void) snowid_pools_serve(node, start, false, &error);
 			}
 		}
 		if (error != NULL)

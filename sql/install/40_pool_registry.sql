@@ -502,14 +502,26 @@ BEGIN
 								  coalesce(cardinality(p_last), 0));
 	END IF;
 
-	-- only the live holder of the node (its login role and start's
-	-- secret) reports for it
-	IF NOT @extschema@.snowid_registry_holds(p_node_id, p_system_identifier,
-											 p_start_id, p_secret) THEN
-		RETURN 0;
+	-- Only the live holder of the node (its login role and start's
+	-- secret) reports for it; but while the registry may have forgotten
+	-- (snowid_registry_recovery), any caller does, for the node it names,
+	-- recorded without a holder (1.11): a member that started again since
+	-- the backup was taken holds no lease the restored registry knows
+	-- until the grace ends, and what a report may move is bounded by what
+	-- the registry may have lost and by the caller's grants, not by who
+	-- sends it.  (A range recorded from a report is never given back.)
+	IF @extschema@.snowid_registry_holds(p_node_id, p_system_identifier,
+										 p_start_id, p_secret) THEN
+		SELECT v.holder INTO v_holder
+		  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = p_node_id;
+	ELSE
+		SELECT r.since INTO v_since
+		  FROM @extschema@.snowid_registry_recovery() r;
+		v_since_read := true;
+		IF v_since IS NULL THEN
+			RETURN 0;
+		END IF;
 	END IF;
-	SELECT v.holder INTO v_holder
-	  FROM @extschema@.snowid_registry_nodes v WHERE v.node_id = p_node_id;
 	SELECT s.max_grant_share, s.max_grants_per_hour INTO v_share, v_limit
 	  FROM @extschema@.snowid_registry_settings s;
 	v_share := coalesce(v_share, 0.01);
