@@ -235,7 +235,7 @@ is( $node->safe_psql(
 is($ret, 0, "README.md's block for pgEdge snowflake runs") or diag $err;
 is( $node->safe_psql(
 		'postgres', q{SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
-		 WHERE d.adrelid = 'orders'::regclass}),
+		 WHERE d.adrelid = 'pg_orders'::regclass}),
 	'snowid_next()', 'its table takes snowid_next()');
 
 # Nothing calls snowflake now.
