@@ -292,4 +292,41 @@ SELECT n.node_id = h.node_id AS hosts_node, n.state, n.registry_host,
   FROM snowid_registry_nodes n, snowid_registry_host() h
  ORDER BY n.registry_host, n.node_id;
 
+-- Retiring a node whose holder is gone (snowid_registry_retire): an
+-- expired lease is released as of its end, with the floor of a release;
+-- a held node, the host's, one never claimed: refused, nothing changed.
+INSERT INTO snowid_registry_node
+	(node_id, host, port, system_identifier, start_id, layout, claimed_at,
+	 last_seen, lease_until, last_id, holder_role, max_lead_ms)
+VALUES (40, 'gone.example', 5432, 1, 's40', 'L', now() - interval '2 days',
+		now() - interval '1 day', now() - interval '1 day', 1000, 'r40', 2000),
+	   (41, 'alive.example', 5432, 2, 's41', 'L', now(), now(),
+		now() + interval '1 hour', 2000, 'r41', 2000);
+SELECT node_id, state FROM snowid_registry_nodes WHERE node_id IN (40, 41) ORDER BY 1;
+SELECT snowid_registry_retire(40) = lease_until AS at_lease_end
+  FROM snowid_registry_node WHERE node_id = 40;
+SELECT v.state, n.released_at = n.lease_until AS released_at_end,
+	   n.floor_until = n.lease_until + interval '2 s' AS floor, n.last_id
+  FROM snowid_registry_nodes v JOIN snowid_registry_node n USING (node_id)
+ WHERE node_id = 40;
+SELECT snowid_registry_retire(40) = lease_until AS again_the_same
+  FROM snowid_registry_node WHERE node_id = 40;
+CREATE FUNCTION pg_temp.retire(p_node integer) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE v_detail text; v_hint text;
+BEGIN
+	PERFORM snowid_registry_retire(p_node);
+	RETURN 'retired';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS v_detail = PG_EXCEPTION_DETAIL, v_hint = PG_EXCEPTION_HINT;
+	RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, 'until .*', 'until <time>') ||
+		   coalesce(' / ' || regexp_replace(nullif(v_detail, ''), 'last seen [^)]*', 'last seen <time>'), '') ||
+		   coalesce(' / ' || nullif(v_hint, ''), '');
+END
+$$;
+SELECT pg_temp.retire(41) AS held;
+SELECT pg_temp.retire(42) AS never_claimed;
+SELECT pg_temp.retire(node_id) AS hosts FROM snowid_registry_node WHERE registry_host;
+SELECT node_id, state FROM snowid_registry_nodes WHERE node_id IN (40, 41) ORDER BY 1;
+SELECT has_function_privilege('public', 'snowid_registry_retire(integer)', 'EXECUTE') AS public_may;
+
 TRUNCATE snowid_registry_node, snowid_registry_settings;

@@ -1463,6 +1463,71 @@ REVOKE ALL ON FUNCTION snowid_registry_release(integer, text, text, bigint) FROM
 COMMENT ON FUNCTION snowid_registry_release(integer, text, text, bigint) IS
 'registry, internal: ends the lease of a node ID held by the given start, login role and secret at once (called by a member''s background worker at a clean shutdown); false if they do not hold it';
 
+-- A member gone for good without releasing its node (state 'expired' in
+-- snowid_registry_nodes: a server lost, a clone thrown away) keeps
+-- counting toward its role's max_nodes_per_role until a superuser retires
+-- it, as a clean release would have: the lease ended when it ran out, and
+-- the next holder stays above every ID it could have issued (last_id, and
+-- its lease end plus its max_lead).  Refused, changing nothing, in this
+-- order: a node never claimed (42704); any while the registry may have
+-- forgotten leases (55000: a lease that looks run out may be re-asserted);
+-- the registry's own server's node (55006); one whose lease has not run
+-- out (55006: its holder may still issue).  A node already released is
+-- returned as it is.
+CREATE FUNCTION snowid_registry_retire(node_id integer)
+RETURNS timestamptz
+LANGUAGE plpgsql
+VOLATILE
+STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_row @extschema@.snowid_registry_node;
+	v_recovering text := @extschema@.snowid_registry_recovering();
+BEGIN
+	SELECT n.* INTO v_row FROM @extschema@.snowid_registry_node n
+	 WHERE n.node_id = snowid_registry_retire.node_id
+	   FOR UPDATE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'node % was never claimed at this registry', node_id
+			USING ERRCODE = 'undefined_object',
+				  HINT = 'snowid_registry_nodes lists the nodes this registry knows.';
+	END IF;
+	IF v_row.released_at IS NOT NULL THEN
+		RETURN v_row.released_at;
+	END IF;
+	IF v_recovering IS NOT NULL THEN
+		RAISE EXCEPTION 'the registry may have forgotten leases, and retires no node now'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'The ' || substr(v_recovering, 5) || '.',
+				  HINT = 'Retire it once the grace has passed, if it is still expired then.';
+	END IF;
+	IF v_row.registry_host THEN
+		RAISE EXCEPTION 'node % is the registry''s own server''s', node_id
+			USING ERRCODE = 'object_in_use',
+				  DETAIL = 'The registry''s own server issues IDs under it; no member is granted it while it does, or for max_lease after.';
+	END IF;
+	IF v_row.lease_until >= pg_catalog.clock_timestamp() THEN
+		RAISE EXCEPTION 'node % is held until %', node_id, v_row.lease_until
+			USING ERRCODE = 'object_in_use',
+				  DETAIL = pg_catalog.format('Its holder (%s:%s, last seen %s) may still issue IDs under it.',
+											 v_row.host, v_row.port, v_row.last_seen),
+				  HINT = 'Stop that server (a clean shutdown releases the node), or wait until its lease runs out.';
+	END IF;
+	UPDATE @extschema@.snowid_registry_node n
+	   SET released_at = n.lease_until,
+		   floor_until = greatest(n.floor_until,
+								  n.lease_until + coalesce(n.max_lead_ms, 0) * interval '1 ms')
+	 WHERE n.node_id = snowid_registry_retire.node_id;
+	RETURN v_row.lease_until;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_registry_retire(integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_retire(integer) IS
+'registry: releases a node whose holder is gone for good (its lease ran out), as a clean release would have, keeping what its next holder must stay above; returns when its lease ended (superusers only)';
+
 -- Member side: what this server's background worker knows of its lease.
 CREATE FUNCTION snowid_registry_status(OUT registry text,
 									   OUT state text,
