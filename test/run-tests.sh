@@ -652,6 +652,27 @@ else
 	summary+=("newcomer's path: $nc_ok passed, $nc_bad failed")
 fi
 
+# The Debian package (test/package/deb.sh): debian/ builds
+# postgresql-15-snowid with pg_buildext from a copy of the tree, dpkg -i
+# installs it, a throwaway server creates the extension from it, dpkg -r
+# removes it and the snowid files that were installed before are put back.
+# Debian's PostgreSQL 15 only; skipped, with the reason, where it cannot
+# run (no dpkg, no postgresql-15, packaging tools not installable).
+echo "=================== the Debian package (Debian's PostgreSQL 15)"
+bash "$SNOWID_SRC/test/package/deb.sh" >/tmp/snowid-deb.log 2>&1
+grep -E '^(not )?ok - |^deb: ' /tmp/snowid-deb.log | sed 's/^/  /'
+if grep -q '^deb: skipped: ' /tmp/snowid-deb.log; then
+	summary+=("Debian package: $(sed -n 's/^deb: //p' /tmp/snowid-deb.log)")
+else
+	deb_ok=$(grep -c '^ok - ' /tmp/snowid-deb.log)
+	deb_bad=$(grep -c '^not ok - ' /tmp/snowid-deb.log)
+	grep -q '^deb: [0-9]* passed' /tmp/snowid-deb.log || deb_bad=$((deb_bad + 1))
+	[ "$deb_bad" -gt 0 ] && tail -40 /tmp/snowid-deb.log
+	passed=$((passed + deb_ok))
+	failed=$((failed + deb_bad))
+	summary+=("Debian package: $deb_ok passed, $deb_bad failed")
+fi
+
 echo "=================== summary"
 printf '%s\n' "${summary[@]}"
 echo "$passed passed, $failed failed"
