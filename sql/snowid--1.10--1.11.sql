@@ -74,11 +74,13 @@ $guard$;
 CREATE FUNCTION snowid_registry_recovery(OUT since timestamptz,
 										  OUT detail text)
 RETURNS SETOF record
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
 ROWS 1
 AS $$
+BEGIN
+RETURN QUERY
 SELECT t.since,
 	   format('the registry %s %s s ago and grants new leases after %s s, when every holder has had time to re-assert its own',
 			  CASE t.since
@@ -100,8 +102,12 @@ SELECT t.since,
 					   -- start to forget
 					   coalesce(x.installed > x.started AND NOT x.dropped, false) AS fresh,
 					   -- rows older than this copy of snowid: restored
-					   EXISTS (SELECT FROM @extschema@.snowid_registry_node n
-								WHERE n.claimed_at < x.installed) AS restored,
+					   -- (node rows, or pools: a dump taken before any
+					   -- member claimed a node has none of the first)
+					   (EXISTS (SELECT FROM @extschema@.snowid_registry_node n
+								 WHERE n.claimed_at < x.installed) OR
+						EXISTS (SELECT FROM @extschema@.snowid_pool p
+								 WHERE p.created_at < x.installed)) AS restored,
 					   coalesce((SELECT r.reassert_grace
 								   FROM @extschema@.snowid_registry_settings r),
 								interval '20 seconds') AS grace
@@ -116,7 +122,8 @@ SELECT t.since,
 								 WHERE NOT pg_is_in_recovery()) AS promoted,
 							   (SELECT max(i.installed_at)
 								  FROM @extschema@.snowid_registry_installed i) AS installed) x) s) t
- WHERE t.since + t.grace > t.now
+ WHERE t.since + t.grace > t.now;
+END
 $$;
 
 REVOKE ALL ON FUNCTION snowid_registry_recovery() FROM PUBLIC;

@@ -377,7 +377,9 @@ COMMENT ON FUNCTION snowid_registry_dropped_at() IS
 -- restored backup, or lost with an asynchronous standby, leave no trace),
 -- except in a registry whose snowid was created after its server started
 -- and never dropped; after snowid's creation, when it was dropped before
--- or its rows were restored (or kept by the update to 1.8).  A holder
+-- or its rows were restored (node rows, or pool rows: a dump taken before
+-- any member claimed; or kept by the update to 1.8).  PL/pgSQL: the pool
+-- table comes later in the install script.  A holder
 -- re-asserting within it gets its node with a floor of now
 -- (snowid_registry_claim).  While that lasts, since when (reports may move
 -- a pool as far as the grants forgotten since then could have reached:
@@ -387,11 +389,13 @@ COMMENT ON FUNCTION snowid_registry_dropped_at() IS
 CREATE FUNCTION snowid_registry_recovery(OUT since timestamptz,
 										  OUT detail text)
 RETURNS SETOF record
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 SET search_path = pg_catalog, pg_temp
 ROWS 1
 AS $$
+BEGIN
+RETURN QUERY
 SELECT t.since,
 	   format('the registry %s %s s ago and grants new leases after %s s, when every holder has had time to re-assert its own',
 			  CASE t.since
@@ -413,8 +417,12 @@ SELECT t.since,
 					   -- start to forget
 					   coalesce(x.installed > x.started AND NOT x.dropped, false) AS fresh,
 					   -- rows older than this copy of snowid: restored
-					   EXISTS (SELECT FROM @extschema@.snowid_registry_node n
-								WHERE n.claimed_at < x.installed) AS restored,
+					   -- (node rows, or pools: a dump taken before any
+					   -- member claimed a node has none of the first)
+					   (EXISTS (SELECT FROM @extschema@.snowid_registry_node n
+								 WHERE n.claimed_at < x.installed) OR
+						EXISTS (SELECT FROM @extschema@.snowid_pool p
+								 WHERE p.created_at < x.installed)) AS restored,
 					   coalesce((SELECT r.reassert_grace
 								   FROM @extschema@.snowid_registry_settings r),
 								interval '20 seconds') AS grace
@@ -429,7 +437,8 @@ SELECT t.since,
 								 WHERE NOT pg_is_in_recovery()) AS promoted,
 							   (SELECT max(i.installed_at)
 								  FROM @extschema@.snowid_registry_installed i) AS installed) x) s) t
- WHERE t.since + t.grace > t.now
+ WHERE t.since + t.grace > t.now;
+END
 $$;
 
 REVOKE ALL ON FUNCTION snowid_registry_recovery() FROM PUBLIC;

@@ -1,0 +1,76 @@
+
+# Copyright (c) snowid contributors
+#
+# A registry restored from a dump taken before any member claimed a node:
+# the dump holds its pools, settings and no node row (found by the fault
+# soak, TAP 095, seed 90417, where two restores of the dump taken at the
+# run's start came 6.5 s apart).
+#
+# Before the fix the restored registry counted as new (its snowid created
+# after the server started, never dropped, no node row older than it) and
+# took no grace: it granted ranges at once, from where its pool stood as
+# the members' first reports moved it, before the reports of the ranges
+# above had arrived; the soak saw one range of 1,024 values handed to two
+# members.  Now pool rows older than the registry's copy of snowid also
+# make it a restored registry: it grants nothing new for reassert_grace,
+# while the members report.
+#
+# Here: a registry with pool 'orders' is dumped before any member; member
+# A draws values; the registry database is replaced by the dump restored
+# (as fault_restore_registry_dump does); the restored registry is in its
+# grace, and A's report moves the pool above its ranges in it.
+
+use strict;
+use warnings;
+
+use Time::HiRes qw(sleep);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
+
+my ($reg, $conninfo) = registry(
+	dbname => 'reg',
+	group => 'members',
+	logins => [qw(ma)],
+	sql => q{
+INSERT INTO snowid_registry_settings (only_row, reassert_grace) VALUES (true, '30s');
+SELECT snowid_pool_create('orders', 'integer');
+});
+
+# the dump, before any member
+my $dump = PostgreSQL::Test::Utils::tempdir() . '/reg.dump';
+$reg->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $reg->connstr('reg') ],
+	'the registry is dumped before any member claimed a node');
+
+my $a = member('ma', undef, registry => $conninfo, user => 'ma', lease => '60s',
+	sql => q{SELECT snowid_ticket_create('t', pool => 'orders', block => 64);},
+	wait => 'A holds a node');
+ok($a->poll_query_until('postgres', q{SELECT snowid_ticket_next('t') > 0}),
+	'A hands out a value of the pool');
+is($reg->safe_psql('reg', 'SELECT snowid_registry_recovering() IS NULL'), 't',
+	'the registry, made after its server started, took no grace');
+
+# the registry database replaced by the dump restored
+$reg->safe_psql('postgres', 'CREATE DATABASE reg_restored');
+$reg->command_ok([ 'pg_restore', '-d', $reg->connstr('reg_restored'), $dump ],
+	'the dump is restored into a new database');
+$reg->safe_psql('postgres',
+	'DROP DATABASE reg WITH (FORCE); ALTER DATABASE reg_restored RENAME TO reg;');
+
+like($reg->safe_psql('reg', 'SELECT snowid_registry_recovering()'),
+	qr/had its snowid created \(or restored\)/,
+	'the restored registry, with pools but no node row from before, is in its grace');
+# and A, whose values came from ranges the dump does not know, reports
+# them in it: the pool moves above them before anything is granted
+ok($reg->poll_query_until('reg',
+	q{SELECT next_value > 1 FROM snowid_pools WHERE name = 'orders'}),
+	'A reports its ranges to the restored registry during the grace');
+is($reg->safe_psql('reg', 'SELECT snowid_registry_recovering() IS NOT NULL'), 't',
+	'(still in the grace then)');
+
+$a->stop;
+$reg->stop;
+done_testing();
