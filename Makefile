@@ -62,7 +62,8 @@ INSTALL_PARTS = \
 	sql/install/50_pool_member.sql \
 	sql/install/60_uuid.sql \
 	sql/install/70_convert.sql \
-	sql/install/80_replication.sql
+	sql/install/80_replication.sql \
+	sql/install/90_health.sql
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = sql/$(EXTENSION)--1.0.sql $(wildcard sql/$(EXTENSION)--*--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
@@ -70,7 +71,7 @@ PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
 
 # pg_regress inputs live in sql/, outputs in expected/ (PGXS defaults).
-REGRESS = upgrade registry registry_trust pool layout layout_change partition generator errors gucs ticket ticket_named ticket_errors ticket_rewind security generate_privileges text uuid convert replication_guard
+REGRESS = upgrade registry registry_trust pool layout layout_change partition generator errors gucs ticket ticket_named ticket_errors ticket_rewind security generate_privileges text uuid convert replication_guard health
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
 # (PostgreSQL 15's pg_isolation_regress has no --expecteddir).

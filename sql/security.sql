@@ -6,7 +6,7 @@
 --    not the catalog reads of snowid_ticket_next/_shard, not the SQL of
 --    snowid_ticket_create, not the view, its type check or the DROP trigger,
 --    not the registry's claim and release functions or its view, not the
---    pool functions or views, and an
+--    pool functions or views, not snowid_health(), and an
 --    install or an update binds nothing a user created.
 --
 
@@ -190,6 +190,12 @@ BEGIN
 		('>', 'timestamptz', 'timestamptz', 'boolean'),
 		('*', 'interval', 'double precision', 'interval'),
 		('!~', 'text', 'text', 'boolean'),
+		-- what snowid_health() uses
+		('<', 'interval', 'interval', 'boolean'),
+		('<', 'numeric', 'numeric', 'boolean'),
+		('=', 'numeric', 'integer', 'boolean'),
+		('>', 'double precision', 'bigint', 'boolean'),
+		-- last: the loop's own || would find it
 		('||', 'text', 'bigint', 'text')) AS v(op, l, r, res)
 	LOOP
 		i := i + 1;
@@ -228,7 +234,14 @@ BEGIN
 		('cardinality', 'bigint[]', 'integer'),
 		('cardinality', 'text[]', 'integer'),
 		('array_fill', 'text, integer[]', 'text[]'),
-		('current_setting', 'text, boolean', 'text')) AS v(name, args, res)
+		('current_setting', 'text, boolean', 'text'),
+		-- what snowid_health() uses
+		('clock_timestamp', '', 'timestamptz'),
+		('pg_is_in_recovery', '', 'boolean'),
+		('date_trunc', 'text, interval', 'interval'),
+		('to_char', 'timestamp, text', 'text'),
+		('format', 'text, text, integer', 'text'),
+		('format', 'text, text, numeric, numeric, integer', 'text')) AS v(name, args, res)
 	LOOP
 		EXECUTE format('CREATE FUNCTION public.%I(%s) RETURNS %s LANGUAGE plpgsql '
 					   'AS $f$BEGIN PERFORM public.hostile(%L); RETURN %s; END$f$',
@@ -327,6 +340,8 @@ SELECT pg_catalog.set_config(CASE WHEN pg_catalog.current_setting('server_versio
 SELECT * FROM snowid_tickets ORDER BY ticket::pg_catalog.text COLLATE "C";
 SELECT ticket, cached_first, cached_last, cached_values
   FROM snowid_ticket_cache() ORDER BY ticket::pg_catalog.text COLLATE "C";
+-- The health of the generator and of both tickets, on the same path.
+SELECT component, name, status, reason FROM snowid_health();
 DROP TABLE sec_orders;
 DROP SEQUENCE sec_t, sec_u;
 SELECT count(*) AS rows_left FROM snowid_ticket;

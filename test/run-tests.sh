@@ -2,8 +2,10 @@
 # Run the whole snowid test suite on every supported PostgreSQL major: for
 # each, build snowid (warnings are errors) and install it, then run
 # pg_regress, isolation, TAP, the registry fuzzer, PostgreSQL's own
-# regression suite with snowid in it (18 only: test/core/run.sh) and the
-# benchmark smoke test, each against servers they start themselves.  Prints
+# regression suite with snowid in it (18 only: test/core/run.sh),
+# postgres_exporter with snowid's query file (15 only:
+# test/monitoring/exporter.sh) and the benchmark smoke test, each against
+# servers they start themselves.  Prints
 # a section per major and ends with one line "N passed, M failed" summed
 # over all of them.
 #
@@ -461,6 +463,29 @@ run_suite() {
 		major_failed=$((major_failed + 1))
 	fi
 
+	# snowid's query file for postgres_exporter (issue 40), on 15 only:
+	# test/monitoring/exporter.sh scrapes a server of this installation with
+	# Debian 12's prometheus-postgres-exporter as a pg_monitor login, its
+	# "ok - " / "not ok - " lines counted as newcomer.sh's are; skipped,
+	# saying why (also in the summary), where the exporter cannot be
+	# installed.
+	exporter_note=
+	if [ "$major" = 15 ]; then
+		echo "== postgres_exporter with test/monitoring/snowid-queries.yaml"
+		bash test/monitoring/exporter.sh >exporter.log 2>&1
+		grep -E '^(not )?ok - |^exporter: ' exporter.log | sed 's/^/  /'
+		if grep -q '^exporter: skipped: ' exporter.log; then
+			exporter_note=" (exporter check skipped: $(sed -n 's/^exporter: skipped: //p' exporter.log | head -1))"
+		else
+			e_ok=$(grep -c '^ok - ' exporter.log)
+			e_bad=$(grep -c '^not ok - ' exporter.log)
+			grep -q '^exporter: [0-9]* passed' exporter.log || e_bad=$((e_bad + 1))
+			[ "$e_bad" -gt 0 ] && tail -40 exporter.log
+			major_passed=$((major_passed + e_ok))
+			major_failed=$((major_failed + e_bad))
+		fi
+	fi
+
 	echo "== benchmark smoke (proves the suite runs; times nothing)"
 	cat bench-side.out
 	read -r side_passed side_failed <bench-side.count 2>/dev/null || {
@@ -475,7 +500,7 @@ run_suite() {
 	# cannot be had (no tarball, a major Citus 14 does not build against)
 	# it prints "citus bench: skipped: <reason>", counted neither way.
 	SNOWID_BENCH_PG_CONFIG=$PG_CONFIG bench_smoke "citus bench" citus.sh 55490 bench-citus.log check_citus_bench
-	echo "logs: $work/{regress,isolation,tap,fuzz,core,bench,bench-registry,bench-renewals,bench-inserts,bench-uuid,bench-mesh,bench-citus}.log"
+	echo "logs: $work/{regress,isolation,tap,fuzz,core,exporter,bench,bench-registry,bench-renewals,bench-inserts,bench-uuid,bench-mesh,bench-citus}.log"
 	cd "$SNOWID_SRC" || return
 }
 
@@ -563,8 +588,8 @@ for major in $majors; do
 		fi
 		last_major=$major
 	fi
-	echo "PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note$snowflake_note"
-	summary+=("PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note$snowflake_note")
+	echo "PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note$snowflake_note${exporter_note:-}"
+	summary+=("PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note$snowflake_note${exporter_note:-}")
 	passed=$((passed + major_passed))
 	failed=$((failed + major_failed))
 done

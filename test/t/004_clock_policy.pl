@@ -1,4 +1,5 @@
-# snowid.max_lead and snowid.max_wait on a live server, and the unset node ID.
+# snowid.max_lead and snowid.max_wait on a live server, and the unset node ID
+# (snowid_health() then shows the generator critical).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -162,6 +163,11 @@ is($unset->safe_psql('postgres', 'SELECT snowid_node((3::bigint << 12) | 5), sno
 	'3|5', 'decoders work without a node ID');
 is($unset->safe_psql('postgres', 'SELECT ids_issued, last_id IS NULL FROM snowid_stats()'),
 	'0|t', 'nothing was issued');
+like(
+	$unset->safe_psql('postgres',
+		q{SELECT status || '|' || issues_for || '|' || reason FROM snowid_health() WHERE component = 'generator'}),
+	qr/^critical\|00:00:00\|snowid\.node_id is not set and no registry is named: this server issues no ids; /,
+	'snowid_health(): the generator is critical, issuing nothing, because no node ID is set');
 $unset->stop;
 
 done_testing();

@@ -28,6 +28,12 @@
 #     running registry makes it hold its node; a reload to '' returns it to
 #     state 'off' again.
 #
+# snowid_health() follows each state: the lease ok, then a warning during
+# the outage (critical with a lease under an hour), the generator and the
+# lease critical once the lease ran out or when none was ever held, no
+# lease row without a registry, a warning while a registry named by reload
+# is unchecked.
+#
 # No assertion depends on elapsed time: every state is waited for by
 # polling (up to the TAP timeout).
 
@@ -58,6 +64,16 @@ sub insert_ids
 	  $node->safe_psql('postgres',
 		"INSERT INTO ids(phase, id) SELECT '$phase', snowid_next() FROM generate_series(1, $n) RETURNING id"
 	  );
+}
+
+# snowid_health()'s row of $component on $node: "status|seconds|reason"
+# (seconds of issues_for, or 'null'), or '' where there is none.
+sub health
+{
+	my ($node, $component) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT status || '|' || coalesce(extract(epoch FROM issues_for)::bigint::text, 'null') || '|' || reason FROM snowid_health() WHERE component = '$component'"
+	);
 }
 
 # Wait until the node's log after $offset matches $re; true if it did.
@@ -98,6 +114,11 @@ my $m1 = member('member_a', 1, @member, registry => $conninfo);
 my $m2 = member('member_b', 2, @member, registry => $conninfo);
 ok(wait_state($m1, 'ok'), 'member 1 holds its node');
 ok(wait_state($m2, 'ok'), 'member 2 holds its node');
+like(health($m1, 'lease'),
+	qr/^ok\|null\|the registry leases node 1 to this server and renews the lease every second$/,
+	'snowid_health(): the lease is ok, with no end in sight');
+like(health($m1, 'generator'), qr/^ok\|\d+\|this server issues ids as node 1 /,
+	'snowid_health(): the generator is ok');
 
 my %ids = (a => [], b => []);
 push @{ $ids{a} }, insert_ids($m1, 'before the outage', 5000);
@@ -117,6 +138,16 @@ like(
 	$m1->safe_psql('postgres',
 		'SELECT detail FROM snowid_registry_status()'),
 	qr/registry/, 'the detail says what failed');
+my ($h_status, $h_left, $h_reason) = split /\|/, health($m1, 'lease');
+is($h_status, 'warning',
+	'snowid_health(): during the outage the lease (12 h) is a warning');
+ok($h_left > 11 * 3600 && $h_left <= 12 * 3600,
+	"... issuing for the rest of the lease ($h_left s)");
+like($h_reason,
+	qr/^the registry is unreachable: this server issues until its lease of node 1 ends at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; bring the registry back$/,
+	'... saying until when, and what to do');
+like(health($m1, 'generator'), qr/^ok\|/,
+	'snowid_health(): the generator is still ok');
 
 my @a_outage = insert_ids($m1, 'outage', 20000);
 my @b_outage = insert_ids($m2, 'outage', 20000);
@@ -156,6 +187,7 @@ push @{ $ids{b} }, insert_ids($m2, 'outage, late', 5000);
 $reg->start;
 ok(wait_state($m1, 'ok'), 'registry back: member 1 returns to ok by itself');
 ok(wait_state($m2, 'ok'), 'registry back: member 2 returns to ok by itself');
+like(health($m1, 'lease'), qr/^ok\|null\|/, 'snowid_health(): the lease is ok again');
 push @{ $ids{a} }, insert_ids($m1, 'after the outage', 5000);
 push @{ $ids{b} }, insert_ids($m2, 'after the outage', 5000);
 is( $reg->safe_psql('postgres',
@@ -208,6 +240,9 @@ $reg->stop;
 ok(wait_state($e, 'unreachable'), 'registry stopped: member 3 is unreachable');
 ($ret, $out, $err) = try_next($e);
 is($ret, 0, 'member 3 keeps issuing at first') or diag $err;
+($h_status, $h_left) = split /\|/, health($e, 'lease');
+ok($h_status eq 'critical' && $h_left <= 25,
+	"snowid_health(): a lease of 25 s, unrenewed, is critical at once ($h_status, $h_left s)");
 push @e_before, $out if $ret == 0;
 ok(wait_log($e, qr/WARNING:  snowid lease of node 3 runs out in \d+ s and the registry does not answer/, $e_log),
 	'the log warns that the lease of node 3 runs out in so many seconds');
@@ -224,6 +259,12 @@ like($err, qr/snowid lease of node 3 ran out/, 'so does snowid_next_batch()');
 is( $e->safe_psql('postgres',
 		q{SELECT state, lease_until < now() FROM snowid_registry_status()}),
 	'unreachable|t', 'status: unreachable, lease in the past');
+like(health($e, 'generator'),
+	qr/^critical\|0\|the lease of node 3 ran out at \d{4}-[^|]* UTC and the registry does not answer: this server issues no ids until it does; bring the registry back$/,
+	'snowid_health(): the generator is critical, issuing nothing, once the lease ran out');
+like(health($e, 'lease'),
+	qr/^critical\|0\|the registry is unreachable and the lease of node 3 ran out at /,
+	'... and so is the lease');
 
 $reg->start;
 ok(wait_state($e, 'ok'), 'registry back: member 3 returns to ok by itself');
@@ -264,6 +305,12 @@ like($err, qr/DETAIL:  The registry \([^)]*port=$dead_port[^)]*\) cannot be reac
 	'the detail names the registry it cannot reach');
 is($c->safe_psql('postgres', 'SELECT ids_issued FROM snowid_stats()'),
 	'0', 'member 4 issued no ID');
+like(health($c, 'generator'),
+	qr/^critical\|0\|the registry cannot be reached and this server holds no lease /,
+	'snowid_health(): the generator of member 4 is critical, issuing nothing');
+like(health($c, 'lease'),
+	qr/^critical\|0\|the registry is unreachable and this server holds no lease it may issue under: /,
+	'... and so is its lease');
 
 # snowid.registry = '' by reload: state off, the configured node issues.
 set_registry($c, '');
@@ -273,6 +320,8 @@ is( $c->safe_psql('postgres',
 	't|4|t', 'status: no registry, node 4, no lease');
 my @c_off1 = insert_ids($c, 'off', 2000);
 is(scalar(@c_off1), 2000, 'member 4 issues without a registry, without a restart');
+is(health($c, 'lease'), '', 'snowid_health(): no lease row without a registry');
+like(health($c, 'generator'), qr/^ok\|/, '... and the generator is ok');
 push @c_ids, @c_off1;
 
 # 4. A registry database without the extension, named by reload to a
@@ -296,6 +345,10 @@ my @c_unchecked = insert_ids($c, 'unchecked', 2000);
 is(scalar(@c_unchecked), 2000,
 	'a registry named by reload to a server issuing under snowid.node_id: member 4 goes on issuing');
 push @c_ids, @c_unchecked;
+like(health($c, 'lease'),
+	qr/^warning\|null\|the registry named by reload cannot be reached: this server issues ids as node 4 unchecked by a registry until it answers; /,
+	'snowid_health(): a warning while member 4 issues unchecked');
+like(health($c, 'generator'), qr/^ok\|/, '... and the generator is ok');
 ok( wait_log($c,
 		qr/WARNING:  snowid registry unreachable: this server goes on issuing IDs as node 4, unchecked by a registry\n.*DETAIL:  The registry database has no snowid extension/,
 		$c_noext_log),

@@ -24,7 +24,10 @@
 #     holds the pool's older states).
 #  4. snowid_pool_holdings' rate decays while the pool is idle, also while
 #     the registry is down (nothing updates it then): it falls and
-#     time_left grows.
+#     time_left grows.  snowid_health() says the pool is ok while the
+#     registry answers, whatever its time_left (minutes here), and while it
+#     does not, how long the values in hand last within the lease (60 s:
+#     critical); ok again once it is back.
 #  5. An upstream pool whose own registry has no such pool is freed too
 #     (part of 3.).
 #
@@ -213,6 +216,12 @@ $m->poll_query_until(
 	'postgres',
 	"SELECT rate > 0 AND time_left IS NOT NULL FROM snowid_pool_holdings() WHERE pool = 'real'"
 ) or die 'the pool shows no rate';
+like(
+	$m->safe_psql('postgres',
+		q{SELECT status || '|' || coalesce(issues_for::text, 'null') || '|' || reason FROM snowid_health() WHERE name = 'real'}),
+	qr/^ok\|null\|pool real holds \d+ values, and the registry refills it at half use$/,
+	'snowid_health(): while the registry answers, the pool is ok, whatever its time_left ('
+	  . holdings('time_left', "pool = 'real'") . ')');
 $reg->stop;
 my ($rate1, $left1) = split /\|/,
   holdings('rate || \'|\' || extract(epoch FROM time_left)', "pool = 'real'");
@@ -222,7 +231,19 @@ my ($rate2, $left2) = split /\|/,
 note "rate $rate1 -> $rate2, time_left $left1 -> $left2";
 ok($rate2 < $rate1 * 0.99, 'idle, with the registry down, the rate falls');
 ok($left2 > $left1, '... and time_left grows');
+wait_registry_state($m, 'unreachable') or die 'the member does not see the registry gone';
+my ($h_status, $h_left, $h_reason) = split /\|/,
+  $m->safe_psql('postgres',
+	q{SELECT status || '|' || coalesce(extract(epoch FROM issues_for)::bigint::text, 'null') || '|' || reason FROM snowid_health() WHERE name = 'real'});
+ok($h_status eq 'critical' && $h_left ne 'null' && $h_left <= 60,
+	"snowid_health(): with the registry down, the pool is critical, its values lasting at most the lease's 60 s ($h_status, $h_left s)");
+like($h_reason,
+	qr/^the registry does not answer: pool real hands out the \d+ values it holds for [^|]+ \(at its rate, within this server's lease\), then none$/,
+	'... saying how long they last');
 $reg->start;
+wait_registry_state($m, 'ok') or die 'the member does not hold its node again';
+like($m->safe_psql('postgres', q{SELECT status FROM snowid_health() WHERE name = 'real'}),
+	qr/^ok$/, 'snowid_health(): the pool is ok again once the registry is back');
 
 $m->stop;
 $reg->stop;
