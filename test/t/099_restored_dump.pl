@@ -71,6 +71,25 @@ ok($reg->poll_query_until('reg',
 is($reg->safe_psql('reg', 'SELECT snowid_registry_recovering() IS NOT NULL'), 't',
 	'(still in the grace then)');
 
+# In the grace the registry records a report from any member role, holding
+# a node or not (a member whose start is newer than the dump holds none it
+# knows), but bounded as any report: nothing beyond where the grants it
+# may have lost could have reached, and nothing at all after the grace.
+my $report = q{SELECT snowid_pool_report(9, 1, 'no-start', 'no-secret', '{orders}',
+	'{%d}', '{%d}')};
+my ($rc, $out, $err) = $reg->psql('reg', sprintf($report, 2147482624, 2147483647),
+	extra_params => [ '-U', 'ma' ]);
+like($err, qr/are not where a grant to this member could have been/,
+	'in the grace, a report by a role holding no node, at the top of the pool: refused');
+is($reg->safe_psql('reg', q{SELECT count(*) FROM snowid_pool_range WHERE node_id = 9}), '0',
+	'(nothing of it recorded)');
+is($reg->safe_psql('reg', sprintf($report, 1000000, 1000999), extra_params => [ '-U', 'ma' ]),
+	'1', 'in the grace, a report by a role holding no node, within the lost bound: recorded');
+$reg->safe_psql('reg', q{UPDATE snowid_registry_settings SET reassert_grace = '0'});
+is($reg->safe_psql('reg', 'SELECT snowid_registry_recovering() IS NULL'), 't', 'the grace is over');
+is($reg->safe_psql('reg', sprintf($report, 2000000, 2000999), extra_params => [ '-U', 'ma' ]),
+	'0', 'after the grace, a report by a role holding no node records nothing');
+
 $a->stop;
 $reg->stop;
 done_testing();
