@@ -52,9 +52,10 @@ registry that may have forgotten"):
     report) within the grace is not protected after it (a holder that
     cannot reach the registry for the whole grace loses its node and its
     ranges), and with reassert_grace 0 it is not protected at all;
-  - within the grace a holder's report may move a pool as far as its lost
-    bound (what the grants the registry may have lost could have reached:
-    lost_bound), after it by one grant;
+  - within the grace a holder's report (from 1.11 any member role's) may
+    move a pool as far as its lost bound (what the grants the registry may
+    have lost could have reached: lost_bound), after it a holder's by one
+    grant;
   - a restore of a dump without leases starts no grace (the registry
     cannot tell it from a new one).
 
@@ -1408,7 +1409,10 @@ class RegistryFuzz(RuleBasedStateMachine):
               'neg': -size, 'huge': BIG - size}[where]
         hi = min(lo + size - 1, BIG) if lo <= BIG - size + 1 else BIG
         node = sorted(m.holds)[0] if (own_node and m.holds) else (sorted(o.holds)[0] if o.holds else 0)
-        if node in m.holds:
+        # a holder's report, or (1.11) any member role's during a grace,
+        # when a member whose start the registry forgot holds no node it
+        # knows: bounded as a holder's
+        if node in m.holds or REG.now_ms() < getattr(self, 'lost_until', 0):
             self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), self.report_bound(pool, nv, mx))
         self.call(m, "SELECT snowid.snowid_pool_report(%s::int4, %s::numeric, %s::text, %s::text, "
                   "%s::text[], %s::int8[], %s::int8[])",
