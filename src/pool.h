@@ -143,9 +143,9 @@ typedef struct SnowidPoolState
 #define SNOWID_POOL_STATE_LEN_1_4 offsetof(SnowidPoolState, flags)
 
 /*
- * A pool's boot mark: the last value of every range this server held of
- * it (or below its floor) in this boot of its host, kept in the boot
- * record (pool_store.c), never lowered.
+ * A pool's boot mark: the last value this server may have handed out of it
+ * in this boot of its host (below a range's durable_off, or below its
+ * floor), kept in the boot record (pool_store.c), never lowered.
  */
 #define SNOWID_POOL_MARKS (SNOWID_POOL_MAX * 4)
 

@@ -112,7 +112,7 @@ snowid_pool_need(int idx, int64 rate_want, SnowidPoolNeed *need)
 	/*
 	 * The floor's mark: the last value of the ranges used up (or given up)
 	 * lies below the floor, and the boot mark (pool_store.c) is the last
-	 * value of every range this server held in this boot of its host, even
+	 * value this server may have handed out in this boot of its host, even
 	 * before its data directory was restored into itself.  Where it lies
 	 * above every range in hand, it is reported as a range of one value: a
 	 * registry that forgot those ranges (a restore from a backup taken

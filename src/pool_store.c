@@ -303,16 +303,24 @@ snowid_state_give_up(SnowidPoolState *st)
 /* ---------- boot marks ---------- */
 
 /*
- * The boot mark a state shows: the last value of its ranges, or the one
- * below its floor; -1 if none.
+ * The boot mark a state shows: the last value it may have handed out (the
+ * one below durable_off in its first range, the only one values are taken
+ * from, or else the one below its floor); -1 if none.  Not the last value
+ * of its ranges: a tail given back unused at a shutdown was never handed
+ * out, and a mark above it would make the registry skip it.
  */
 static int64
 snowid_state_mark(const SnowidPoolState *st)
 {
 	int64		m = st->floor > 0 ? st->floor - 1 : -1;
 
-	for (int r = 0; r < st->nranges; r++)
-		m = Max(m, st->ranges[r].last);
+	if (st->nranges > 0 && st->durable_off > 0)
+	{
+		uint64		size = snowid_range_size(&st->ranges[0]);
+
+		m = Max(m, snowid_range_value(&st->ranges[0],
+									  Min(st->durable_off, size) - 1));
+	}
 	return m;
 }
 

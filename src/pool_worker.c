@@ -27,7 +27,7 @@
  * that lost a grant (asynchronous failover, restore from a backup) records
  * them again and never hands them out a second time.  With them go the
  * floor's mark of each pool and the boot marks of pools no slot holds
- * (pool_store.c): the last value of every range this server held in this
+ * (pool_store.c): the last value this server may have handed out in this
  * boot of its host, which a data directory restored into itself no longer
  * shows in its ranges.
  *
