@@ -545,10 +545,22 @@ BEGIN
 			   greatest(ceil((p.maxvalue::numeric - p.start + 1) * v_share::numeric), 1024)
 		 ORDER BY h.pool, h.lo
 	LOOP
+		-- (while the registry may have forgotten, a range given back counts
+		-- for what its holder kept only: the values given back are free
+		-- again here, and a member reporting them was granted them since,
+		-- by the registry this one forgot; otherwise this registry knows
+		-- its grants, and a report over values given back is a member's
+		-- mark, not a range)
+		IF NOT v_since_read THEN
+			SELECT r.since INTO v_since
+			  FROM @extschema@.snowid_registry_recovery() r;
+			v_since_read := true;
+		END IF;
 		CONTINUE WHEN EXISTS (
 			SELECT FROM @extschema@.snowid_pool_range r
 			 WHERE r.pool = v_h.pool AND r.first_value <= v_h.hi
-			   AND v_h.lo <= r.last_value);
+			   AND v_h.lo <= CASE WHEN v_since IS NULL THEN r.last_value
+								  ELSE coalesce(r.returned_from - 1, r.last_value) END);
 		v_request := NULL;
 		IF v_h.upstream AND NOT v_super THEN
 			-- An upstream pool hands out what this server holds of it
@@ -682,6 +694,10 @@ BEGIN
 			UPDATE @extschema@.snowid_pool p SET next_value = v_after
 			 WHERE p.name = v_h.pool AND p.next_value <= v_h.hi;
 		END IF;
+		-- a range given back whole where this one starts makes way for it
+		DELETE FROM @extschema@.snowid_pool_range r
+		 WHERE r.pool = v_h.pool AND r.first_value = v_h.lo
+		   AND r.returned_from = r.first_value;
 		INSERT INTO @extschema@.snowid_pool_range AS r
 			(pool, node_id, holder, system_identifier, request, first_value,
 			 last_value, granted_at, returned_from, reported, start_id, holder_role)
