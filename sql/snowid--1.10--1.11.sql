@@ -792,11 +792,15 @@ BEGIN
 			  FROM @extschema@.snowid_registry_recovery() r;
 			v_since_read := true;
 		END IF;
+		-- (nor, in the grace, a range reported in it: a report at one
+		-- value must not make the registry skip the range a holder reports
+		-- after it, whose values would be granted again)
 		CONTINUE WHEN EXISTS (
 			SELECT FROM @extschema@.snowid_pool_range r
 			 WHERE r.pool = v_h.pool AND r.first_value <= v_h.hi
 			   AND v_h.lo <= CASE WHEN v_since IS NULL THEN r.last_value
-								  ELSE coalesce(r.returned_from - 1, r.last_value) END);
+								  ELSE coalesce(r.returned_from - 1, r.last_value) END
+			   AND (v_since IS NULL OR NOT r.reported OR r.granted_at < v_since));
 		v_request := NULL;
 		IF v_h.upstream AND NOT v_super THEN
 			-- An upstream pool hands out what this server holds of it

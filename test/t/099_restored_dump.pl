@@ -133,12 +133,20 @@ $reg->safe_psql('postgres', 'DROP DATABASE IF EXISTS reg_restored');
 $reg->safe_psql('postgres', 'CREATE DATABASE reg_restored');
 $reg->command_ok([ 'pg_restore', '-d', $reg->connstr('reg_restored'), "$dump.2" ],
 	'the second dump is restored into a new database');
+# before the members reach it, a role holding no node reports one value
+# in the middle of the range A holds: recorded (in the grace, within the
+# lost bound), it must not make the registry skip A's report of the range
+my $mid = min_of(keys %mine) + 100;
+is($reg->safe_psql('reg_restored',
+	sprintf(q{SELECT snowid_pool_report(9, 1, 'no-start', 'no-secret', '{items}', '{%d}', '{%d}')}, $mid, $mid),
+	extra_params => [ '-U', 'mb' ]),
+	'1', "in the grace, a report of value $mid alone, by a role holding no node: recorded");
 $reg->safe_psql('postgres',
 	'DROP DATABASE reg WITH (FORCE); ALTER DATABASE reg_restored RENAME TO reg;');
 my $top = max_of(keys %mine);
 ok($reg->poll_query_until('reg',
 	qq{SELECT next_value > $top FROM snowid_pools WHERE name = 'items'}),
-	'A\'s report in the grace moves the pool above the values it handed out');
+	'A\'s report in the grace moves the pool above the values it handed out (the one value reported before does not hide it)');
 is($reg->safe_psql('reg', 'SELECT snowid_registry_recovering() IS NOT NULL'), 't',
 	'(in the grace then)');
 
