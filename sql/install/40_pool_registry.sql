@@ -698,16 +698,23 @@ BEGIN
 			UPDATE @extschema@.snowid_pool p SET next_value = v_after
 			 WHERE p.name = v_h.pool AND p.next_value <= v_h.hi;
 		END IF;
-		-- a range given back whole where this one starts makes way for it
+		-- a range given back whole where this one starts makes way for it;
+		-- one that overlaps what a row holds (one reported in the grace)
+		-- is not recorded, the pool's next_value keeping its values: rows
+		-- never overlap
 		DELETE FROM @extschema@.snowid_pool_range r
 		 WHERE r.pool = v_h.pool AND r.first_value = v_h.lo
 		   AND r.returned_from = r.first_value;
 		INSERT INTO @extschema@.snowid_pool_range AS r
 			(pool, node_id, holder, system_identifier, request, first_value,
 			 last_value, granted_at, returned_from, reported, start_id, holder_role)
-		VALUES (v_h.pool, p_node_id, v_holder, p_system_identifier,
-				coalesce(v_request, 'reported:' || v_h.lo), v_h.lo, v_h.hi, v_now, NULL, true,
-				p_start_id, pg_catalog.session_user())
+		SELECT v_h.pool, p_node_id, v_holder, p_system_identifier,
+			   coalesce(v_request, 'reported:' || v_h.lo), v_h.lo, v_h.hi, v_now, NULL, true,
+			   p_start_id, pg_catalog.session_user()
+		 WHERE NOT EXISTS (
+			SELECT FROM @extschema@.snowid_pool_range o
+			 WHERE o.pool = v_h.pool AND o.first_value <= v_h.hi
+			   AND v_h.lo <= coalesce(o.returned_from - 1, o.last_value))
 		ON CONFLICT DO NOTHING;
 		GET DIAGNOSTICS v_rows = ROW_COUNT;
 		v_count := v_count + v_rows;
