@@ -449,7 +449,6 @@ snowid_pool_file_restored(int n, const SnowidPoolState *states, uint64 hwm,
 	char	   *line;
 	char	   *next;
 	unsigned long long count;
-	bool		restored;
 
 	*recorded = 0;
 	if (snowid_boot_record_get(SNOWID_BOOT_PART_POOLS, part, size) <= 0 ||
@@ -476,8 +475,7 @@ snowid_pool_file_restored(int n, const SnowidPoolState *states, uint64 hwm,
 	pfree(part);
 	for (int i = 0; i < n; i++)
 		hwm = Max(hwm, states[i].gen);
-	restored = *recorded > (n < 0 ? 0 : hwm);
-	return restored;
+	return *recorded > (n < 0 ? 0 : hwm);
 }
 
 static void
@@ -549,6 +547,7 @@ snowid_pool_load(void)
 			states[i].gen = Max(states[i].gen, recorded) + (UINT64CONST(1) << 40);
 			snowid_pool_floor_from_mark(&states[i], false);
 		}
+		snowid_pool_mark_raise(states[i].name, snowid_state_mark(&states[i]));
 		idx = snowid_pool_slot_from_state(&states[i]);
 		snowid_pool_shared->file_state[idx] = states[i];
 		snowid_pool_shared->file_used[idx] = true;
@@ -610,16 +609,12 @@ snowid_pool_write_file(int idx, const SnowidPoolState *st, int elevel)
 	{
 		/*
 		 * Its shadow in the boot record: the change count written, and the
-		 * boot mark of every pool (of this state too, should it free its
-		 * slot).
+		 * boot mark of every pool (this state's raised now, should it free
+		 * its slot; the others' at their writes, or at the load).
 		 */
 		StringInfoData part;
 
 		snowid_pool_mark_raise(st->name, snowid_state_mark(st));
-		for (int i = 0; i < SNOWID_POOL_MAX; i++)
-			if (snowid_pool_shared->file_used[i])
-				snowid_pool_mark_raise(snowid_pool_shared->file_state[i].name,
-									   snowid_state_mark(&snowid_pool_shared->file_state[i]));
 		initStringInfo(&part);
 		appendStringInfo(&part, UINT64_FORMAT "\n", snowid_pool_shared->gen_hwm);
 		for (int i = 0; i < snowid_pool_shared->nmarks; i++)

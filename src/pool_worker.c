@@ -265,6 +265,23 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 	return true;
 }
 
+/* One range of the report: its pool, first and last value, as array items. */
+static void
+snowid_report_append(StringInfo names, StringInfo firsts, StringInfo lasts,
+					 int *reported, const char *pool, int64 first, int64 last)
+{
+	if (*reported > 0)
+	{
+		appendStringInfoChar(names, ',');
+		appendStringInfoChar(firsts, ',');
+		appendStringInfoChar(lasts, ',');
+	}
+	snowid_append_array_text(names, pool);
+	appendStringInfo(firsts, INT64_FORMAT, first);
+	appendStringInfo(lasts, INT64_FORMAT, last);
+	(*reported)++;
+}
+
 /*
  * After a claim or renewal that left this server holding node `node`:
  * ask for what the pools need and report what they hold; after one that
@@ -325,18 +342,8 @@ snowid_pools_serve(int node, const char *start, bool ask, char **error)
 		if (asked || need.name[0] == '\0')
 			continue;
 		for (int i = 0; i < need.nheld; i++)
-		{
-			if (reported > 0)
-			{
-				appendStringInfoChar(&names, ',');
-				appendStringInfoChar(&firsts, ',');
-				appendStringInfoChar(&lasts, ',');
-			}
-			snowid_append_array_text(&names, need.name);
-			appendStringInfo(&firsts, INT64_FORMAT, need.held[i].first);
-			appendStringInfo(&lasts, INT64_FORMAT, need.held[i].last);
-			reported++;
-		}
+			snowid_report_append(&names, &firsts, &lasts, &reported, need.name,
+								 need.held[i].first, need.held[i].last);
 	}
 	/*
 	 * The boot marks of pools whose slots were freed (or not made again
@@ -345,18 +352,8 @@ snowid_pools_serve(int node, const char *start, bool ask, char **error)
 	 * that forgot them.
 	 */
 	for (int i = 0; i < nmarks && ok; i++)
-	{
-		if (reported > 0)
-		{
-			appendStringInfoChar(&names, ',');
-			appendStringInfoChar(&firsts, ',');
-			appendStringInfoChar(&lasts, ',');
-		}
-		snowid_append_array_text(&names, marks[i].name);
-		appendStringInfo(&firsts, INT64_FORMAT, marks[i].last);
-		appendStringInfo(&lasts, INT64_FORMAT, marks[i].last);
-		reported++;
-	}
+		snowid_report_append(&names, &firsts, &lasts, &reported, marks[i].name,
+							 marks[i].last, marks[i].last);
 	appendStringInfoChar(&names, '}');
 	appendStringInfoChar(&firsts, '}');
 	appendStringInfoChar(&lasts, '}');
