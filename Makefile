@@ -48,11 +48,11 @@ OBJS = \
 	src/registry_worker.o \
 	src/snowid.o
 
-# The install script of the current version, sql/snowid--$(EXTVERSION).sql,
-# is built by concatenating the parts in sql/install/ in this order (one
-# part per subsystem; a later part may use what an earlier one creates);
-# beside it the frozen 1.0 script (the base that older versions install
-# from) and the upgrade scripts.
+# The install script of the current version, sql/install/snowid--$(EXTVERSION).sql
+# (not in git), is built by concatenating the parts in sql/install/ in this
+# order (one part per subsystem; a later part may use what an earlier one
+# creates).  sql/updates/ holds the update scripts ALTER EXTENSION UPDATE
+# runs, snowid--<old>--<new>.sql, and the frozen 1.0 script they start from.
 INSTALL_PARTS = \
 	sql/install/00_header.sql \
 	sql/install/10_generator.sql \
@@ -64,13 +64,14 @@ INSTALL_PARTS = \
 	sql/install/70_convert.sql \
 	sql/install/80_replication.sql \
 	sql/install/90_health.sql
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-DATA = sql/$(EXTENSION)--1.0.sql $(wildcard sql/$(EXTENSION)--*--*.sql)
+DATA_built = sql/install/$(EXTENSION)--$(EXTVERSION).sql
+DATA = sql/updates/$(EXTENSION)--1.0.sql $(wildcard sql/updates/$(EXTENSION)--*--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 # The registry worker talks to the registry with libpq, as postgres_fdw does.
 SHLIB_LINK_INTERNAL = $(libpq)
 
-# pg_regress inputs live in sql/, outputs in expected/ (PGXS defaults).
+# pg_regress inputs live in sql/ (its only files), outputs in expected/
+# (PGXS defaults).
 REGRESS = upgrade registry registry_trust pool layout layout_change partition generator errors gucs ticket ticket_named ticket_errors ticket_rewind security generate_privileges text uuid convert replication_guard health
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
@@ -98,7 +99,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS)
+sql/install/$(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS)
 	@$(MKDIR_P) $(@D)
 	cat $^ >$@
 

@@ -59,10 +59,10 @@ need(bool(prov.get('file')) and os.path.isfile(os.path.join(src, prov.get('file'
 need(meta.get('prereqs', {}).get('runtime', {}).get('requires', {}).get('PostgreSQL') == '15.0.0',
      'META.json requires PostgreSQL 15.0.0 at run time')
 def key(v): return tuple(int(x) for x in v.split('.'))
-ups = [re.match(r'^snowid--([0-9.]+)--([0-9.]+)\.sql$', f) for f in os.listdir(os.path.join(src, 'sql'))]
+ups = [re.match(r'^snowid--([0-9.]+)--([0-9.]+)\.sql$', f) for f in os.listdir(os.path.join(src, 'sql', 'updates'))]
 targets = sorted((m.group(2) for m in ups if m), key=key)
 need(bool(targets) and targets[-1] == default,
-     f'the newest upgrade script goes to {targets[-1] if targets else None}, the default_version')
+     f'the newest update script goes to {targets[-1] if targets else None}, the default_version')
 PY
 )
 while read -r verdict what; do

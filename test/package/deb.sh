@@ -114,12 +114,12 @@ check "it holds $pkglibdir/snowid.so" has "$pkglibdir/snowid.so"
 check "it holds $extdir/snowid.control" has "$extdir/snowid.control"
 check "it holds the install script $extdir/snowid--$control_version.sql" \
 	has "$extdir/snowid--$control_version.sql"
-upgrades=("$src"/sql/snowid--*--*.sql)
+upgrades=("$src"/sql/updates/snowid--*--*.sql)
 scripts_missing=
-for f in "$src"/sql/snowid--1.0.sql "${upgrades[@]}"; do
+for f in "$src"/sql/updates/snowid--1.0.sql "${upgrades[@]}"; do
 	has "$extdir/$(basename "$f")" || scripts_missing+=" $(basename "$f")"
 done
-check "it holds snowid--1.0.sql and the ${#upgrades[@]} upgrade scripts of sql/${scripts_missing:+; missing:$scripts_missing}" \
+check "it holds snowid--1.0.sql and the ${#upgrades[@]} update scripts of sql/updates/${scripts_missing:+; missing:$scripts_missing}" \
 	test -z "$scripts_missing"
 depends=$(dpkg-deb -f "$deb" Depends)
 depends_on() { grep -qE "(^|, )$1( |,|$)" <<<"$depends"; }
