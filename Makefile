@@ -67,6 +67,9 @@ INSTALL_PARTS = \
 DATA_built = sql/install/$(EXTENSION)--$(EXTVERSION).sql
 DATA = sql/updates/$(EXTENSION)--1.0.sql $(wildcard sql/updates/$(EXTENSION)--*--*.sql)
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
+# The library knows its version (snowid.library_version, the registry
+# connection's application_name) from the control file it ships with.
+PG_CPPFLAGS += -DSNOWID_LIBRARY_VERSION='"$(EXTVERSION)"'
 # The registry worker talks to the registry with libpq, as postgres_fdw does.
 SHLIB_LINK_INTERNAL = $(libpq)
 
@@ -98,6 +101,8 @@ endif
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+src/guc.o: snowid.control
 
 sql/install/$(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS)
 	@$(MKDIR_P) $(@D)

@@ -34,6 +34,13 @@
  * reload and by ALTER SYSTEM by its check hook (the old value stays), in
  * words that quote nothing of a password.
  *
+ * library_version (PGC_INTERNAL) shows the version of the library this
+ * process loaded (defined wherever it is loaded, preloaded or not), from snowid.control at build time: beside pg_extension's
+ * extversion, what a rolling upgrade checks on every server.  It is
+ * hidden from SHOW ALL and pg_settings (GUC_NO_SHOW_ALL), so that the
+ * listings of snowid.* settings stay the configuration; current_setting()
+ * and SHOW name it.
+ *
  * A server that does not preload snowid never defines these parameters;
  * values set in postgresql.conf remain visible as placeholders, and
  * snowid_configured_layout() parses those so the decoders still work.
@@ -80,6 +87,12 @@ static int	snowid_id_bits = SNOWID_DEFAULT_ID_BITS;
 static char *snowid_epoch_text = NULL;
 static TimestampTz snowid_epoch = 0;
 static char *snowid_registry_shown = NULL;	/* masked: the GUC's value */
+
+#ifndef SNOWID_LIBRARY_VERSION
+#error "SNOWID_LIBRARY_VERSION must be defined (the Makefile takes it from snowid.control)"
+#endif
+const char *const snowid_library_version = SNOWID_LIBRARY_VERSION;
+static char *snowid_library_version_shown = NULL;
 
 /*
  * Parse an epoch.  Text without a time zone is read as UTC, whatever the
@@ -568,6 +581,25 @@ snowid_guc_init(void)
 						   snowid_node_bits, snowid_sequence_bits, snowid_epoch,
 						   snowid_tick_ms, snowid_node_id, FATAL, false);
 	snowid_gucs_defined = true;
+}
+
+/*
+ * snowid.library_version, defined wherever the library is loaded: at
+ * preload, and in a backend that loads it later (a registry without the
+ * preload, at its first call of snowid's), as PGC_INTERNAL may be defined
+ * after start-up.  It reserves nothing: the layout's placeholders stay.
+ */
+void
+snowid_guc_define_version(void)
+{
+	DefineCustomStringVariable("snowid.library_version",
+							   "Version of the snowid library this process loaded.",
+							   "Set when the library is built; after an upgrade, compare it with pg_extension.extversion in each database.",
+							   &snowid_library_version_shown,
+							   SNOWID_LIBRARY_VERSION,
+							   PGC_INTERNAL,
+							   GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE | GUC_NO_SHOW_ALL,
+							   NULL, NULL, NULL);
 }
 
 /*

@@ -32,6 +32,9 @@ extern char *snowid_registry_conninfo;	/* as written, password and all:
 											 * for libpq only, never shown */
 extern int	snowid_lease_s;
 
+/* the version of this library, as built (snowid.library_version) */
+extern const char *const snowid_library_version;
+
 /* the defaults and limits of the layout parameters */
 #define SNOWID_DEFAULT_EPOCH "2025-01-01 00:00:00+00"
 #define SNOWID_DEFAULT_NODE_BITS 10
@@ -45,6 +48,7 @@ extern int	snowid_lease_s;
 #define SNOWID_DEFAULT_MAX_BATCH 65536	/* 16 ticks of the default layout */
 
 extern void snowid_guc_init(void);
+extern void snowid_guc_define_version(void);
 extern bool snowid_parse_epoch(const char *text, TimestampTz *result,
 							   const char **why);
 extern void snowid_validate_layout(SnowidLayout *layout, int id_bits,

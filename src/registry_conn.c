@@ -22,6 +22,7 @@
 
 #include "access/xlog.h"
 #include "conninfo.h"
+#include "guc.h"
 #include "lease.h"
 #include "lib/stringinfo.h"
 #include "libpq-fe.h"
@@ -214,15 +215,21 @@ snowid_registry_schema(void)
 	return conn_schema;
 }
 
-/* Connect, pin search_path and find the registry's schema; false with *error. */
+/*
+ * Connect, pin search_path and find the registry's schema; false with *error.
+ * Unless the string names one, the application_name is "snowid <library
+ * version> registry worker", so that the registry's pg_stat_activity shows
+ * which version each member runs.
+ */
 bool
 snowid_registry_connect(const char *conninfo, char **error)
 {
 	const char *keys[] = {"keepalives", "keepalives_idle",
 		"keepalives_interval", "keepalives_count",
 	"fallback_application_name", "dbname", NULL};
-	const char *vals[] = {"1", "30", "10", "3", "snowid registry worker",
-	conninfo, NULL};
+	char	   *appname = psprintf("snowid %s registry worker",
+									 snowid_library_version);
+	const char *vals[] = {"1", "30", "10", "3", appname, conninfo, NULL};
 	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													SNOWID_REGISTRY_TIMEOUT_MS);
 	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
@@ -234,6 +241,7 @@ snowid_registry_connect(const char *conninfo, char **error)
 		pfree(conn_info);
 	conn_info = MemoryContextStrdup(TopMemoryContext, conninfo);
 	conn = PQconnectStartParams(keys, vals, 1);
+	pfree(appname);
 	if (conn == NULL || PQstatus(conn) == CONNECTION_BAD)
 	{
 		*error = snowid_conn_error("could not connect to the registry");

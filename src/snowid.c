@@ -7,7 +7,8 @@
  *
  * snowid needs shared memory, so it does its real set-up only when loaded
  * through shared_preload_libraries.  Loaded later (CREATE EXTENSION in a
- * server that does not preload it) it defines nothing: defining
+ * server that does not preload it) it defines only the read-only
+ * snowid.library_version: defining
  * PGC_POSTMASTER parameters after start-up is fatal to the session, and
  * reserving the prefix would throw away the configured values the decoders
  * still read.  The functions that need the shared state then fail with a
@@ -80,6 +81,7 @@ snowid_shmem_startup(void)
 void
 _PG_init(void)
 {
+	snowid_guc_define_version();
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 

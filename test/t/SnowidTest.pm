@@ -19,7 +19,7 @@ our @EXPORT = qw(snowid_node take_setup_sql max_of min_of strictly_increasing se
   forget_boot_record boot_record_dirs save_copy restore_in_place dups
   wait_registry_state start_pgbench pgbench_processed drop_attver_options
   run_pg_upgrade registry registry_conninfo registry_signature member wait_state
-  status_of ids_of next_error try_next);
+  status_of ids_of next_error try_next runbook_blocks run_runbook_sh);
 
 # A new node, initialised but not started, that preloads snowid with the
 # given node ID (undef: none) and any extra postgresql.conf lines; the
@@ -643,6 +643,51 @@ sub run_pg_upgrade
 		],
 		$name);
 	return;
+}
+
+# ---- the runbooks of test/runbooks/README.md (tests 033-035) ----
+
+# runbook_blocks($tag): the fenced blocks of test/runbooks/README.md whose
+# opening fence follows the line '<!-- runbook: $tag -->', in order, as
+# written.  Dies if there is none (a renamed marker must fail the test).
+sub runbook_blocks
+{
+	my ($tag) = @_;
+	my $file = File::Spec->rel2abs(
+		File::Spec->catfile(File::Basename::dirname(__FILE__), '..', 'runbooks', 'README.md'));
+	my $text = PostgreSQL::Test::Utils::slurp_file($file);
+	my @blocks = $text =~ /^<!-- runbook: \Q$tag\E -->\n```\w*\n(.*?)^```$/msg;
+	die "no block marked 'runbook: $tag' in $file" unless @blocks;
+	return @blocks;
+}
+
+# run_runbook_sh($node, $script, %env): run the shell text $script as
+# bash -eu with PGDATA, PGHOST, PGPORT and PGDATABASE (postgres) of $node
+# and the pairs of %env in its environment (fake_clock_env(...), say);
+# returns (exit code, stdout, stderr).  Its output goes through files, not
+# pipes, as a server it starts would hold a pipe open.  Afterwards the node
+# knows whether its postmaster runs, so that stop and the end of the test
+# find it.
+my $runbook_dir;
+
+sub run_runbook_sh
+{
+	my ($node, $script, %env) = @_;
+	$runbook_dir //= PostgreSQL::Test::Utils::tempdir('runbook');
+	local %ENV = (%ENV,
+		PGDATA => $node->data_dir,
+		PGHOST => $node->host,
+		PGPORT => $node->port,
+		PGDATABASE => 'postgres',
+		%env);
+	delete $ENV{PGSERVICE};
+	IPC::Run::run([ 'bash', '-eu', '-c', $script ],
+		'<', \'', '>', "$runbook_dir/out", '2>', "$runbook_dir/err",
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	my $rc = $? >> 8;
+	$node->_update_pid(-1);
+	return ($rc, PostgreSQL::Test::Utils::slurp_file("$runbook_dir/out"),
+		PostgreSQL::Test::Utils::slurp_file("$runbook_dir/err"));
 }
 
 1;
