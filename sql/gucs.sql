@@ -1,9 +1,15 @@
 --
 -- The configuration parameters: visible, documented, and guarded.
 --
-SELECT name, context, vartype, unit, boot_val, min_val, max_val,
-       short_desc <> '' AS described
+SELECT name, context, vartype, unit,
+       CASE name WHEN 'snowid.library_version' THEN '(the build''s)' ELSE boot_val END AS boot_val,
+       min_val, max_val, short_desc <> '' AS described
 FROM pg_settings WHERE name LIKE 'snowid.%' ORDER BY name;
+-- The library's version is the control file's default version it was
+-- built with.
+SELECT current_setting('snowid.library_version') =
+       (SELECT default_version FROM pg_available_extensions WHERE name = 'snowid')
+  AS library_is_the_default_version;
 SELECT short_desc, extra_desc FROM pg_settings WHERE name = 'snowid.id_bits';
 
 -- No session can change the layout or the node ID of a running server.

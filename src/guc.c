@@ -35,11 +35,10 @@
  * words that quote nothing of a password.
  *
  * library_version (PGC_INTERNAL) shows the version of the library this
- * process loaded (defined wherever it is loaded, preloaded or not), from snowid.control at build time: beside pg_extension's
- * extversion, what a rolling upgrade checks on every server.  It is
- * hidden from SHOW ALL and pg_settings (GUC_NO_SHOW_ALL), so that the
- * listings of snowid.* settings stay the configuration; current_setting()
- * and SHOW name it.
+ * process loaded (defined wherever it is loaded, preloaded or not), from
+ * snowid.control at build time: beside pg_extension's extversion, what a
+ * rolling upgrade checks on every server.  Like server_version it is
+ * listed by pg_settings and SHOW ALL, and set by nothing.
  *
  * A server that does not preload snowid never defines these parameters;
  * values set in postgresql.conf remain visible as placeholders, and
@@ -598,7 +597,7 @@ snowid_guc_define_version(void)
 							   &snowid_library_version_shown,
 							   SNOWID_LIBRARY_VERSION,
 							   PGC_INTERNAL,
-							   GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE | GUC_NO_SHOW_ALL,
+							   GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
 							   NULL, NULL, NULL);
 }
 
