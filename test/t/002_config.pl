@@ -303,6 +303,7 @@ is( $node->safe_psql(
 		'snowid.epoch:postmaster:true',
 		'snowid.id_bits:postmaster:true',
 		'snowid.lease:sighup:true',
+		'snowid.library_version:internal:true',
 		'snowid.max_batch:superuser:true',
 		'snowid.max_lead:sighup:true',
 		'snowid.max_wait:sighup:true',
@@ -313,7 +314,7 @@ is( $node->safe_psql(
 		'snowid.tick:postmaster:true',
 		'snowid.ticket_prefetch:sighup:true',
 		'snowid.ticket_slots:postmaster:true'),
-	'pg_settings: thirteen snowid.* parameters, described, with the right context'
+	'pg_settings: fourteen snowid.* parameters, described, with the right context'
 );
 
 $node->stop;
