@@ -46,6 +46,7 @@ OBJS = \
 	src/registry_claim.o \
 	src/pool_worker.o \
 	src/registry_worker.o \
+	src/registry_server.o \
 	src/snowid.o
 
 # The install script of the current version, sql/install/snowid--$(EXTVERSION).sql

@@ -288,8 +288,17 @@ SELECT c.result, c.floor_until >= :'floor_0' AS above_the_first_floor
 							 NULL) c;
 RESET SESSION AUTHORIZATION;
 
--- A claim inside a transaction that is not read committed is refused: it
--- would decide on leases as an old snapshot saw them.
+-- A call longer than a request slot holds (32 KB) is refused as junk
+-- before it reaches the registry's server process (2.0).
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT result FROM snowid_registry_claim(1, false, 3, repeat('x', 40000), 'c', 'h', 5432, 111, 's1b',
+										 rpad('s1b', 32, '#'), NULL, false, 600000, 5000, 1000, NULL);
+RESET SESSION AUTHORIZATION;
+
+-- A claim inside a transaction that is not read committed (1.x refused it:
+-- it would decide on leases as an old snapshot saw them) is decided, from
+-- 2.0, by the registry's server process in a transaction of its own at
+-- read committed, on the leases as they stand: here node 1 is another's.
 SET SESSION AUTHORIZATION regress_trust_m1;
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT result FROM pg_temp.claim(1, 111, 's1b');

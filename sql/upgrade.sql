@@ -136,6 +136,27 @@ SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 -- 1.11: restores, copies and replicas never bring values back.
 ALTER EXTENSION snowid UPDATE TO '1.11';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+-- 2.0: the registry's server process applies members' calls.  The
+-- functions members call keep the grants they had; the <name>_serve
+-- functions that do the work are no member's.
+CREATE ROLE upgrade_member;
+GRANT EXECUTE ON FUNCTION snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])
+	TO upgrade_member;
+ALTER EXTENSION snowid UPDATE TO '2.0';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+SELECT has_function_privilege('upgrade_member',
+		'snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])',
+		'EXECUTE') AS member_may_call,
+	   has_function_privilege('upgrade_member',
+		'snowid_pool_grant_serve(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])',
+		'EXECUTE') AS member_may_apply,
+	   (SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+		 WHERE p.oid = 'snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])'::regprocedure) AS called,
+	   (SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+		 WHERE p.oid = 'snowid_pool_grant_serve(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])'::regprocedure) AS applied;
+REVOKE EXECUTE ON FUNCTION snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])
+	FROM upgrade_member;
+DROP ROLE upgrade_member;
 DROP SEQUENCE upgrade_keep, upgrade_13;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version

@@ -17,6 +17,10 @@
  * ROLE ... SET), the role itself cannot.
  *
  * ticket_slots (PGC_POSTMASTER) sizes the shared table of ticket slots;
+ * registry_processes (PGC_SIGHUP) is how many registry server processes
+ * (registry_server.c) a registry database gets; a reload applies it to
+ * the next call.
+ *
  * ticket_prefetch (PGC_SIGHUP) is the percentage of a block after which the
  * next block is reserved.
  *
@@ -78,6 +82,7 @@ char	   *snowid_registry_conninfo = NULL;	/* as written: the hook's extra */
 int			snowid_lease_s = 12 * 3600;
 int			snowid_ticket_slots = 128;
 int			snowid_ticket_prefetch = 50;
+int			snowid_registry_processes = 2;
 
 static int	snowid_node_bits = SNOWID_DEFAULT_NODE_BITS;
 static int	snowid_sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS;
@@ -550,6 +555,14 @@ snowid_guc_init(void)
 							128, 1, 65536,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.registry_processes",
+							"Processes of a registry's server that apply the members' calls, per registry database.",
+							"Started on the first call; each takes a background worker slot (max_worker_processes).  More apply calls faster on more cores.",
+							&snowid_registry_processes,
+							2, 1, 16,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("snowid.ticket_prefetch",
 							"Percentage of a ticket block after which the next block is reserved.",
 							"The caller that takes this value of a block reserves the next one while others keep taking values.",

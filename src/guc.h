@@ -26,6 +26,7 @@ extern SnowidLayout snowid_active_layout;	/* valid when snowid_gucs_defined */
 /* tickets */
 extern int	snowid_ticket_slots;
 extern int	snowid_ticket_prefetch;
+extern int	snowid_registry_processes;
 
 /* the registry */
 extern char *snowid_registry_conninfo;	/* as written, password and all:

@@ -26,6 +26,7 @@
 #include "lease_file.h"
 #include "miscadmin.h"
 #include "pool_store.h"
+#include "registry_server.h"
 #include "registry_worker.h"
 #include "rmgr.h"
 #include "state.h"
@@ -49,6 +50,7 @@ snowid_shmem_request(void)
 		prev_shmem_request_hook();
 	snowid_state_shmem_request();
 	RequestAddinShmemSpace(snowid_registry_shmem_size());
+	RequestAddinShmemSpace(snowid_server_shmem_size());
 	snowid_ticket_shmem_request();
 	snowid_pool_shmem_request();
 }
@@ -71,6 +73,7 @@ snowid_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	found = snowid_state_shmem_startup();
 	snowid_registry_shmem_startup();
+	snowid_server_shmem_startup();
 	if (!found)
 		snowid_generator_start();
 	snowid_ticket_shmem_startup();

@@ -197,7 +197,7 @@ mkdir -p "$across" && chown postgres "$across" && chmod 700 "$across"
 reg_etc=/etc/postgresql/15/$reg_cluster
 mem_etc=/etc/postgresql/15/$mem_cluster
 
-# The registry: no preload; the README's postgresql.conf lines in conf.d,
+# The registry: the README's postgresql.conf lines (snowid preloaded) in conf.d,
 # and its pg_hba.conf line the only way in over TCP (the socket, peer, is
 # the test's way in).
 check "a registry cluster (pg_createcluster 15 $reg_cluster)" \

@@ -1065,7 +1065,7 @@ REVOKE ALL ON FUNCTION snowid_registry_claim_write(snowid_registry_node, text, i
 COMMENT ON FUNCTION snowid_registry_claim_write(snowid_registry_node, text, integer, text, text, integer, numeric, text, text, timestamptz, timestamptz, bigint, name, text, bigint, boolean, timestamptz) IS
 'registry, internal: writes the row of a node granted by a claim, without waiting and only as the claim read it, once the identity the member sent is one a server could have';
 
-CREATE FUNCTION snowid_registry_claim(p_node_id integer,
+CREATE FUNCTION snowid_registry_claim_serve(p_node_id integer,
 									  p_auto boolean,
 									  p_max_node integer,
 									  p_layout text,
@@ -1090,7 +1090,6 @@ RETURNS TABLE (result text,
 			   floor_until timestamptz)
 LANGUAGE plpgsql
 VOLATILE
-SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET lock_timeout = '100ms'
 ROWS 1
@@ -1331,6 +1330,41 @@ BEGIN
 END
 $$;
 
+REVOKE ALL ON FUNCTION snowid_registry_claim_serve(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_claim_serve(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint) IS
+'registry, internal: what snowid_registry_claim does, applied by the registry''s server process in a transaction of its own, session_user being the member''s role; no member may call it';
+
+-- What a member calls: the call goes to the registry's server process
+-- (registry_server.c), which applies snowid_registry_claim_serve.
+CREATE FUNCTION snowid_registry_claim(p_node_id integer,
+									  p_auto boolean,
+									  p_max_node integer,
+									  p_layout text,
+									  p_cluster_name text,
+									  p_host text,
+									  p_port integer,
+									  p_system_identifier numeric,
+									  p_start_id text,
+									  p_secret text,
+									  p_predecessor text,
+									  p_promoted boolean,
+									  p_lease_ms bigint,
+									  p_takeover_ms bigint,
+									  p_max_lead_ms bigint,
+									  p_last_id bigint)
+RETURNS TABLE (result text,
+			   node_id integer,
+			   lease_ms bigint,
+			   holder text,
+			   detail text,
+			   floor_id bigint,
+			   floor_until timestamptz)
+LANGUAGE C
+VOLATILE
+ROWS 1
+AS 'MODULE_PATHNAME', 'snowid_registry_forward';
+
 REVOKE ALL ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint) IS
@@ -1347,7 +1381,7 @@ COMMENT ON FUNCTION snowid_registry_claim(integer, boolean, integer, text, text,
 -- registry grants is no lease held: that claim is an ordinary one.  Who
 -- may call snowid_registry_claim may call this one (it asks, for the login
 -- role), so that a registry updated to 1.8 needs no new grant.
-CREATE FUNCTION snowid_registry_reassert(p_node_id integer,
+CREATE FUNCTION snowid_registry_reassert_serve(p_node_id integer,
 										 p_auto boolean,
 										 p_max_node integer,
 										 p_layout text,
@@ -1373,7 +1407,6 @@ RETURNS TABLE (result text,
 			   floor_until timestamptz)
 LANGUAGE plpgsql
 VOLATILE
-SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET lock_timeout = '100ms'
 ROWS 1
@@ -1405,6 +1438,42 @@ BEGIN
 END
 $$;
 
+REVOKE ALL ON FUNCTION snowid_registry_reassert_serve(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint, timestamptz) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_reassert_serve(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint, timestamptz) IS
+'registry, internal: what snowid_registry_reassert does, applied by the registry''s server process in a transaction of its own, session_user being the member''s role; no member may call it';
+
+-- What a member calls: the call goes to the registry's server process
+-- (registry_server.c), which applies snowid_registry_reassert_serve.
+CREATE FUNCTION snowid_registry_reassert(p_node_id integer,
+										 p_auto boolean,
+										 p_max_node integer,
+										 p_layout text,
+										 p_cluster_name text,
+										 p_host text,
+										 p_port integer,
+										 p_system_identifier numeric,
+										 p_start_id text,
+										 p_secret text,
+										 p_predecessor text,
+										 p_promoted boolean,
+										 p_lease_ms bigint,
+										 p_takeover_ms bigint,
+										 p_max_lead_ms bigint,
+										 p_last_id bigint,
+										 p_held_until timestamptz)
+RETURNS TABLE (result text,
+			   node_id integer,
+			   lease_ms bigint,
+			   holder text,
+			   detail text,
+			   floor_id bigint,
+			   floor_until timestamptz)
+LANGUAGE C
+VOLATILE
+ROWS 1
+AS 'MODULE_PATHNAME', 'snowid_registry_forward';
+
 COMMENT ON FUNCTION snowid_registry_reassert(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint, timestamptz) IS
 'registry, internal: snowid_registry_claim for a member that holds the lease until p_held_until (its renewal): a registry that may have forgotten the lease grants it back to its holder before any new one';
 
@@ -1416,12 +1485,11 @@ COMMENT ON FUNCTION snowid_registry_reassert(integer, boolean, integer, text, te
 -- snowid_registry_wait_row); what the next holder must stay above is kept: the
 -- latest time any holder could have issued an ID at.  Its transaction
 -- cannot be prepared.
-CREATE FUNCTION snowid_registry_release(p_node_id integer, p_start_id text,
+CREATE FUNCTION snowid_registry_release_serve(p_node_id integer, p_start_id text,
 										p_secret text, p_last_id bigint)
 RETURNS boolean
 LANGUAGE plpgsql
 VOLATILE
-SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET lock_timeout = '100ms'
 AS $$
@@ -1466,6 +1534,20 @@ BEGIN
 	RETURN true;
 END
 $$;
+
+REVOKE ALL ON FUNCTION snowid_registry_release_serve(integer, text, text, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_registry_release_serve(integer, text, text, bigint) IS
+'registry, internal: what snowid_registry_release does, applied by the registry''s server process in a transaction of its own, session_user being the member''s role; no member may call it';
+
+-- What a member calls: the call goes to the registry's server process
+-- (registry_server.c), which applies snowid_registry_release_serve.
+CREATE FUNCTION snowid_registry_release(p_node_id integer, p_start_id text,
+										p_secret text, p_last_id bigint)
+RETURNS boolean
+LANGUAGE C
+VOLATILE
+AS 'MODULE_PATHNAME', 'snowid_registry_forward';
 
 REVOKE ALL ON FUNCTION snowid_registry_release(integer, text, text, bigint) FROM PUBLIC;
 

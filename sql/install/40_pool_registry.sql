@@ -453,7 +453,7 @@ COMMENT ON FUNCTION snowid_pool_lost_bound(text, timestamptz) IS
 -- forgotten, within the last.  Otherwise the call is refused (22023) and
 -- records nothing (an upstream pool's holdings skip only once every range
 -- passed).  A superuser's calls are not bounded, as its grants are not.
-CREATE FUNCTION snowid_pool_report(p_node_id integer,
+CREATE FUNCTION snowid_pool_report_serve(p_node_id integer,
 								   p_system_identifier numeric,
 								   p_start_id text,
 								   p_secret text,
@@ -463,7 +463,6 @@ CREATE FUNCTION snowid_pool_report(p_node_id integer,
 RETURNS integer
 LANGUAGE plpgsql
 VOLATILE
-SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET lock_timeout = '100ms'
 AS $$
@@ -726,6 +725,25 @@ BEGIN
 END
 $$;
 
+REVOKE ALL ON FUNCTION snowid_pool_report_serve(integer, numeric, text, text, text[], bigint[], bigint[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_pool_report_serve(integer, numeric, text, text, text[], bigint[], bigint[]) IS
+'registry, internal: what snowid_pool_report does, applied by the registry''s server process in a transaction of its own, session_user being the member''s role; no member may call it';
+
+-- What a member calls: the call goes to the registry's server process
+-- (registry_server.c), which applies snowid_pool_report_serve.
+CREATE FUNCTION snowid_pool_report(p_node_id integer,
+								   p_system_identifier numeric,
+								   p_start_id text,
+								   p_secret text,
+								   p_pool text[],
+								   p_first bigint[],
+								   p_last bigint[])
+RETURNS integer
+LANGUAGE C
+VOLATILE
+AS 'MODULE_PATHNAME', 'snowid_registry_forward';
+
 REVOKE ALL ON FUNCTION snowid_pool_report(integer, numeric, text, text, text[], bigint[], bigint[]) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_pool_report(integer, numeric, text, text, text[], bigint[], bigint[]) IS
@@ -737,7 +755,7 @@ COMMENT ON FUNCTION snowid_pool_report(integer, numeric, text, text, text[], big
 -- range: the lowest values never granted, want of them while at least four
 -- times as many are left, near the end a quarter of what is left (at least
 -- 64) so that several members share the end and all of it is used.
-CREATE FUNCTION snowid_pool_grant(p_pool text,
+CREATE FUNCTION snowid_pool_grant_serve(p_pool text,
 								  p_node_id integer,
 								  p_system_identifier numeric,
 								  p_start_id text,
@@ -756,7 +774,6 @@ RETURNS TABLE (result text,
 			   detail text)
 LANGUAGE plpgsql
 VOLATILE
-SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET lock_timeout = '100ms'
 ROWS 1
@@ -984,6 +1001,35 @@ BEGIN
 END
 $$;
 
+REVOKE ALL ON FUNCTION snowid_pool_grant_serve(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_pool_grant_serve(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]) IS
+'registry, internal: what snowid_pool_grant does, applied by the registry''s server process in a transaction of its own, session_user being the member''s role; no member may call it';
+
+-- What a member calls: the call goes to the registry's server process
+-- (registry_server.c), which applies snowid_pool_grant_serve.
+CREATE FUNCTION snowid_pool_grant(p_pool text,
+								  p_node_id integer,
+								  p_system_identifier numeric,
+								  p_start_id text,
+								  p_secret text,
+								  p_request text,
+								  p_want bigint,
+								  p_held_first bigint[],
+								  p_held_last bigint[])
+RETURNS TABLE (result text,
+			   first_value bigint,
+			   last_value bigint,
+			   type regtype,
+			   maxvalue bigint,
+			   start bigint,
+			   values_left bigint,
+			   detail text)
+LANGUAGE C
+VOLATILE
+ROWS 1
+AS 'MODULE_PATHNAME', 'snowid_registry_forward';
+
 REVOKE ALL ON FUNCTION snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[]) IS
@@ -992,7 +1038,7 @@ COMMENT ON FUNCTION snowid_pool_grant(text, integer, numeric, text, text, text, 
 -- A member's clean shutdown gives back the unused tail [unused_from,
 -- last_value] of the range holding p_first_value, if no grant came after it; a tail given back
 -- whole makes way for the next grant from the same first value.
-CREATE FUNCTION snowid_pool_return(p_pool text,
+CREATE FUNCTION snowid_pool_return_serve(p_pool text,
 								   p_node_id integer,
 								   p_system_identifier numeric,
 								   p_start_id text,
@@ -1002,7 +1048,6 @@ CREATE FUNCTION snowid_pool_return(p_pool text,
 RETURNS text
 LANGUAGE plpgsql
 VOLATILE
-SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET lock_timeout = '100ms'
 AS $$
@@ -1092,6 +1137,25 @@ BEGIN
 	RETURN 'returned';
 END
 $$;
+
+REVOKE ALL ON FUNCTION snowid_pool_return_serve(text, integer, numeric, text, text, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_pool_return_serve(text, integer, numeric, text, text, bigint, bigint) IS
+'registry, internal: what snowid_pool_return does, applied by the registry''s server process in a transaction of its own, session_user being the member''s role; no member may call it';
+
+-- What a member calls: the call goes to the registry's server process
+-- (registry_server.c), which applies snowid_pool_return_serve.
+CREATE FUNCTION snowid_pool_return(p_pool text,
+								   p_node_id integer,
+								   p_system_identifier numeric,
+								   p_start_id text,
+								   p_secret text,
+								   p_first_value bigint,
+								   p_unused_from bigint)
+RETURNS text
+LANGUAGE C
+VOLATILE
+AS 'MODULE_PATHNAME', 'snowid_registry_forward';
 
 REVOKE ALL ON FUNCTION snowid_pool_return(text, integer, numeric, text, text, bigint, bigint) FROM PUBLIC;
 

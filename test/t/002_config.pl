@@ -310,11 +310,12 @@ is( $node->safe_psql(
 		'snowid.node_bits:postmaster:true',
 		'snowid.node_id:postmaster:true',
 		'snowid.registry:sighup:true',
+		'snowid.registry_processes:sighup:true',
 		'snowid.sequence_bits:postmaster:true',
 		'snowid.tick:postmaster:true',
 		'snowid.ticket_prefetch:sighup:true',
 		'snowid.ticket_slots:postmaster:true'),
-	'pg_settings: fourteen snowid.* parameters, described, with the right context'
+	'pg_settings: fifteen snowid.* parameters, described, with the right context'
 );
 
 $node->stop;
@@ -356,6 +357,22 @@ SELECT 'after batch';
 		'not preloaded: the error has a hint');
 	is($stdout, "after next\nafter stats\nafter batch",
 		'not preloaded: the session survives each error');
+}
+
+# A registry's calls need the preload (2.0): its server process applies
+# them.
+{
+	my ($ret, $stdout, $stderr) = $plain->psql(
+		'postgres', q{\set VERBOSITY verbose
+SELECT * FROM snowid_pool_grant('p', 1, 1, 's', repeat('s', 32), 'r', 0, NULL, NULL);
+},
+		on_error_stop => 0);
+	like(
+		$stderr,
+		qr/ERROR:\s+55000: snowid must be loaded via shared_preload_libraries\nDETAIL:\s+On a registry's server, snowid's background worker applies the members' calls\./,
+		'not preloaded: a registry call fails with 55000, saying why');
+	like($stderr, qr/HINT:\s+Add snowid to shared_preload_libraries on the registry's server/,
+		'... and what to do');
 }
 
 # Tickets: creating and decoding work, taking values needs the preload.

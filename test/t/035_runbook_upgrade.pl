@@ -1,7 +1,8 @@
 # Copyright (c) snowid contributors
 #
 # The runbook "A rolling upgrade across a registry and its members" of
-# test/runbooks/README.md, run as written: a registry (no preload) and two
+# test/runbooks/README.md, run as written: a registry (no preload: 1.10
+# needs none; the runbook adds it for 2.0) and two
 # members with automatic node IDs, member a with a streaming standby, all
 # with the extension at 1.10 (the library is this build's: a server
 # running 1.10's library is simulated by the extension's version), then
@@ -32,6 +33,7 @@ isnt($control, $old, "this build ($control) is newer than the version upgraded f
 my ($versions) = runbook_blocks('upgrade versions');
 my ($members_query) = runbook_blocks('upgrade members');
 my ($update) = runbook_blocks('upgrade update');
+my ($registry_conf) = runbook_blocks('upgrade registry-conf');
 (my $members_rows = $members_query) =~ s/;\s*\z//;
 
 # The registry, with the extension at the old version.
@@ -98,12 +100,15 @@ is(members_seen(), $expect_members,
 
 $_->safe_psql('postgres', 'SELECT take(100)') for $a, $b;
 
-# 1. (installed: this build) 2. The registry first.
+# 1. (installed: this build) 2. The registry first: its preload, a restart,
+# the update.
+$registry->append_conf('postgresql.conf', $registry_conf);
+$registry->restart;
 $registry->safe_psql('postgres', $update);
 is(versions_of($registry), "$control|$control", "registry updated: extension $control");
 is(versions_of($_), "$control|$old", $_->name . ": still extension $old") for $a, $b;
 $_->safe_psql('postgres', 'SELECT take(100)') for $a, $b;
-is(status_of($_, 'state'), 'ok', $_->name . ': holds its node under the updated registry')
+wait_state($_, 'ok', $_->name . ': holds its node under the updated registry')
   for $a, $b;
 
 # 3. Each member in turn: standbys first, then the member, then its update.

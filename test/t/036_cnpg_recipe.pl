@@ -51,6 +51,9 @@ my $member_m = manifest('cnpg-member');
 my $db = $registry_m->{spec}{bootstrap}{initdb}{database};
 my @hba = @{ $registry_m->{spec}{postgresql}{pg_hba} };
 my @preload = @{ $member_m->{spec}{postgresql}{shared_preload_libraries} };
+# (from 2.0 the registry's server preloads snowid too: registry() does)
+is(join(',', @{ $registry_m->{spec}{postgresql}{shared_preload_libraries} // [] }), 'snowid',
+	'the registry Cluster preloads snowid');
 my %params = %{ $member_m->{spec}{postgresql}{parameters} };
 my $source = $member_m->{spec}{projectedVolumeTemplate}{sources}[0]{secret};
 my ($item) = @{ $source->{items} };

@@ -38,7 +38,7 @@ use Time::HiRes qw(time);
 
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 
-# ---- the registry: an ordinary server with the extension, no preload ----
+# ---- the registry: an ordinary server with the extension, snowid preloaded ----
 
 my ($registry, $reg_conninfo) = registry();
 

@@ -386,9 +386,9 @@ sub registry
 	}
 	else
 	{
-		$node = PostgreSQL::Test::Cluster->new($name);
-		$node->init;
-		$node->append_conf('postgresql.conf', $o{conf}) if defined $o{conf};
+		# a registry issues nothing, but from 2.0 its server preloads
+		# snowid: its background worker applies the members' calls
+		$node = snowid_node($name, undef, $o{conf});
 	}
 	if (defined $o{hba})
 	{

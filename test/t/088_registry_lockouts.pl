@@ -1,0 +1,181 @@
+
+# Copyright (c) snowid contributors
+#
+# The four ways a member's login role kept an honest member from its pool
+# and its own node on 1.10 and 1.11 (issue 39), none of which works once
+# the registry's server process applies members' calls (2.0): the
+# attacker's transaction holds no lock of the registry's, whatever it does.
+# A registry database "reg" with the integer pool 'orders' (prepared
+# transactions allowed, as on a Citus coordinator); the attacker (login
+# role m_x, node 5) and the victim (m_v, node 6) call the registry's
+# functions directly.  While each attack runs, the victim's grant of a
+# range and its claim of its own node each answer within 1 s, granted and
+# ok:
+#
+# 1. a prepared transaction that only read the registry (a grant asking
+#    for nothing), and one that claimed the victim's node;
+# 2. a transaction busy in one long expression after its grant of a
+#    range (on 1.10 it held the pool's row until it ended);
+# 3. a relay of short transactions, each granted a range (each held the
+#    pool's row for 0.7 s);
+# 4. all of that with track_activities = off on the registry.
+#
+# And the registry ends no session: each attacker's session is still there
+# when the attack ends.
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
+use Time::HiRes qw(time sleep);
+
+my $layout = 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 10, sequence_bits 12, id_bits 63';
+my $registry = registry(
+	conf => 'max_prepared_transactions = 4',
+	dbname => 'reg',
+	group => 'snowid_members',
+	logins => [qw(m_v m_x)],
+	sql => "SELECT snowid_pool_create('orders', 'integer');");
+
+# A claim of $node by $role as the start $start (its own secret).
+sub claim_sql
+{
+	my ($node, $start) = @_;
+	return "SELECT result FROM snowid_registry_claim($node, false, 1023, \$\$$layout\$\$, "
+	  . "'x', 'h', 1, 1, '$start', rpad('$start', 32, '#'), NULL, false, 600000, 0, 0, NULL)";
+}
+
+# A grant of 100 values of orders to node $node ($start), request $req.
+sub grant_sql
+{
+	my ($node, $start, $req, $want) = @_;
+	$want //= 100;
+	return "SELECT result FROM snowid_pool_grant('orders', $node, 1, '$start', "
+	  . "rpad('$start', 32, '#'), '$req', $want, NULL, NULL)";
+}
+
+is($registry->safe_psql('reg', claim_sql(5, 'evil5'), extra_params => [ '-U', 'm_x' ]),
+	'ok', 'the attacker holds node 5');
+is($registry->safe_psql('reg', claim_sql(6, 'vic6'), extra_params => [ '-U', 'm_v' ]),
+	'ok', 'the victim holds node 6');
+
+# The victim's grant and its claim of its own node, each timed.
+my $round = 0;
+sub victim_answers
+{
+	my ($what) = @_;
+	$round++;
+	my $t0 = time;
+	my ($rc, $out, $err) = $registry->psql('reg', grant_sql(6, 'vic6', "v$round"),
+		extra_params => [ '-U', 'm_v' ]);
+	my $t1 = time;
+	is($out, 'granted', "$what: the victim's grant is granted")
+	  or diag("rc $rc, error: $err");
+	cmp_ok($t1 - $t0, '<', 1, "$what: the victim's grant answers within 1 s");
+	$t0 = time;
+	($rc, $out, $err) = $registry->psql('reg', claim_sql(6, 'vic6'),
+		extra_params => [ '-U', 'm_v' ]);
+	$t1 = time;
+	is($out, 'ok', "$what: the victim's claim of its own node is ok")
+	  or diag("rc $rc, error: $err");
+	cmp_ok($t1 - $t0, '<', 1, "$what: the victim's claim answers within 1 s");
+}
+
+# The attacker's psql running $sql (one query string), started and not
+# waited for; returned once the attacker's session is in a transaction.
+sub attack
+{
+	my ($sql) = @_;
+	my %h = (out => '', err => '');
+	$h{handle} = IPC::Run::start(
+		[ 'psql', '-XAtq', '-U', 'm_x', '-d', $registry->connstr('reg'), '-c', $sql ],
+		'>', \$h{out}, '2>', \$h{err});
+	$registry->poll_query_until('postgres', q{
+SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+ WHERE a.usename = 'm_x' AND l.locktype = 'virtualxid'})
+	  or die 'the attacker never began its transaction';
+	return \%h;
+}
+
+# The attacker's sessions, and those of them in a transaction.
+sub attacker_pids
+{
+	return $registry->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_stat_activity WHERE usename = 'm_x'});
+}
+sub attacker_in_transaction
+{
+	return $registry->safe_psql('postgres', q{
+SELECT count(DISTINCT a.pid) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+ WHERE a.usename = 'm_x' AND l.locktype = 'virtualxid'});
+}
+
+# ---- 1. prepared transactions: one that read, one that claimed ----
+$registry->psql('reg',
+	"BEGIN;\n" . grant_sql(5, 'evil5', 'x0', 0) . ";\nPREPARE TRANSACTION 'read';",
+	extra_params => [ '-U', 'm_x' ]);
+$registry->psql('reg',
+	"BEGIN;\n" . claim_sql(6, 'evil6') . ";\nPREPARE TRANSACTION 'claimed';",
+	extra_params => [ '-U', 'm_x' ]);
+is($registry->safe_psql('postgres', 'SELECT count(*) FROM pg_prepared_xacts'),
+	'2', 'the attacker has prepared two transactions');
+victim_answers('prepared transactions');
+$registry->safe_psql('reg', "SELECT count(*) FROM (SELECT gid FROM pg_prepared_xacts) g, LATERAL (SELECT 1) x");
+$registry->psql('reg', "ROLLBACK PREPARED '$_'") for qw(read claimed);
+
+# ---- 2. one long expression after a grant ----
+my $long = attack("BEGIN;\n" . grant_sql(5, 'evil5', 'x1') . ";\n"
+	  . "SELECT sum(length(sha256(repeat(g::text, 8000000)::bytea))) "
+	  . "FROM generate_series(1, 60) g;\nCOMMIT;\n");
+sleep(1);
+is($registry->safe_psql('postgres',
+	q{SELECT count(*) FROM pg_stat_activity WHERE usename = 'm_x' AND query LIKE '%sha256%'}),
+	'1', 'the attacker is busy in its long expression');
+victim_answers('a long expression');
+is($registry->safe_psql('postgres',
+	q{SELECT count(*) FROM pg_stat_activity WHERE usename = 'm_x' AND query LIKE '%sha256%'}),
+	'1', 'the attacker\'s session was not ended');
+$registry->safe_psql('postgres',
+	q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = 'm_x'});
+$long->{handle}->finish;
+
+# ---- 3. a relay of short transactions ----
+my $relay_sql = "DO \$\$\nBEGIN\n  FOR i IN 1 .. 12 LOOP\n    PERFORM "
+  . "r.result FROM snowid_pool_grant('orders', 5, 1, 'evil5', rpad('evil5', 32, '#'), 'y' || i, 100, NULL, NULL) r;\n"
+  . "    PERFORM pg_sleep(0.7);\n    COMMIT;\n  END LOOP;\nEND\n\$\$;\n";
+my $relay = attack($relay_sql);
+sleep(1);
+is(attacker_in_transaction(), '1', 'the attacker relays its transactions');
+victim_answers('a relay of short transactions');
+victim_answers('a relay of short transactions, later');
+is(attacker_pids(), '1', 'the relaying session was not ended');
+$registry->safe_psql('postgres',
+	q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = 'm_x'});
+$relay->{handle}->finish;
+
+# ---- 4. with track_activities = off ----
+$registry->safe_psql('postgres', 'ALTER SYSTEM SET track_activities = off');
+$registry->reload;
+my $open = attack("BEGIN;\n" . grant_sql(5, 'evil5', 'x2') . ";\nSELECT pg_sleep(8);\nCOMMIT;\n");
+sleep(1);
+is(attacker_in_transaction(), '1', 'the attacker holds its transaction open, unseen');
+victim_answers('track_activities = off, a transaction left open');
+is(attacker_pids(), '1', 'the open transaction\'s session was not ended');
+$registry->safe_psql('postgres',
+	q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = 'm_x'});
+$open->{handle}->finish;
+
+# No range granted twice.
+is($registry->safe_psql('reg',
+	q{SELECT count(*) FROM snowid_pool_ranges a JOIN snowid_pool_ranges b
+	   ON a.pool = b.pool AND a.first_value < b.first_value
+	  AND b.first_value <= a.last_value}),
+	'0', 'no two ranges overlap');
+
+done_testing();
