@@ -275,6 +275,10 @@ class Registry:
             f.write(f"port = {PORT}\nlisten_addresses = ''\nunix_socket_directories = '{self.sock}'\n"
                     "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
                     "max_connections = 40\nlog_min_messages = warning\n"
+                    # from 2.0 the registry's server process applies the calls
+                    "shared_preload_libraries = 'snowid'\n"
+                    # members' transactions prepared (as on a Citus coordinator)
+                    "max_prepared_transactions = 8\n"
                     # a standby reconnects at once after its primary restarts
                     "wal_retrieve_retry_interval = '100ms'\nmax_wal_senders = 4\n")
         self.start(self.primary)
@@ -424,11 +428,18 @@ class Registry:
         finally:
             c.close()
 
+    def end_prepared_all(self):
+        """Prepared transactions rolled back (a DROP DATABASE waits for none)."""
+        for (gid,) in (self.admin_exec("SELECT gid FROM pg_catalog.pg_prepared_xacts "
+                                       "WHERE database = 'ids'") or []):
+            self.admin_exec(f"ROLLBACK PREPARED '{gid}'", db='ids')
+
     def reset(self):
         """An empty registry for each example: the rows emptied (a database
         copied from the template where the last example left none); no
         grace."""
         try:
+            self.end_prepared_all()
             self.admin_exec(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = 'ids' AND pid <> pg_backend_pid() AND usename <> 'postgres'")
@@ -439,6 +450,7 @@ class Registry:
                 + ", ".join(f"'{n}'" for n, _ in POOLS) + "]); "
                 "UPDATE snowid.snowid_registry_settings SET layout = NULL; " + settings_sql(0), db='ids')
         except psycopg2.Error:
+            self.end_prepared_all()
             self.admin_exec("DROP DATABASE IF EXISTS ids WITH (FORCE)")
             self.admin_exec("CREATE DATABASE ids TEMPLATE ids_template STRATEGY file_copy")
             self.admin_exec(settings_sql(0), db='ids')
@@ -452,6 +464,7 @@ class Registry:
     def restore(self, name):
         """ids restored from the dump; returns the time (ms) just before
         pg_restore (which creates snowid)."""
+        self.end_prepared_all()
         self.admin_exec("DROP DATABASE IF EXISTS ids WITH (FORCE)")
         self.admin_exec("CREATE DATABASE ids TEMPLATE template0")
         before = self.now_ms()
@@ -566,6 +579,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.backup = False
         self.grace_ms = 0
         self.failovers = 0          # how many more failovers this example may do
+        self.prepared = []          # members' prepared transactions not yet finished
         if self.timeup:
             return
         REG.reset()
@@ -686,6 +700,11 @@ class RegistryFuzz(RuleBasedStateMachine):
             c = o.conns[o.open]
             if c is None or c.closed or c.get_backend_pid() not in alive:
                 STATS['states'].add(('open transaction', 'ended by the registry'))
+                if c is not None and not c.closed:
+                    # (2.0: the registry's server process applies the calls;
+                    # it ends no member's session)
+                    self.violate('no_lockout', f'the registry ended {o.role}\'s session, '
+                                 'whose transaction was left open')
                 if c is not None and not c.closed:
                     try:
                         c.close()
@@ -927,6 +946,29 @@ class RegistryFuzz(RuleBasedStateMachine):
         CURRENT['calls'].append(f'[{event}] lost until {int(until)}: '
                                 + (', '.join(x for _, x in lost) or 'nothing'))
         STATS['states'].add((kind, 'lost ' + (', '.join(sorted(set(w for w, _ in lost))) or 'nothing')))
+
+    def allow_report(self, m, pool, node, nv, mx):
+        """Where m's report on node may move pool (standing at nv): a
+        holder's report, or (1.11) any member role's during a grace, when a
+        member whose start the registry forgot holds no node it knows:
+        bounded as a holder's.  The registry may be in a grace the model
+        did not cause (the one after the example's start): asked, with the
+        lost bound it computes then (TAP 059 and 099 test that bound; here,
+        that no report goes past it)."""
+        grace_bound = None
+        if node not in m.holds:
+            rows = self.q("SELECT snowid.snowid_pool_lost_bound(%s, r.since) "
+                          "FROM snowid.snowid_registry_recovery() r", (pool,))
+            if rows:
+                grace_bound = one_grant_above(nv, mx)
+                if rows[0][0] is not None:
+                    grace_bound = max(grace_bound, rows[0][0] + 1)
+        if node in m.holds or grace_bound is not None or \
+                REG.now_ms() < getattr(self, 'lost_until', 0):
+            bound = self.report_bound(pool, nv, mx)
+            if grace_bound is not None:
+                bound = max(bound, grace_bound)
+            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), bound)
 
     def report_bound(self, pool, nv, mx):
         """Where a holder's report may move a pool standing at nv now: one
@@ -1409,26 +1451,7 @@ class RegistryFuzz(RuleBasedStateMachine):
               'neg': -size, 'huge': BIG - size}[where]
         hi = min(lo + size - 1, BIG) if lo <= BIG - size + 1 else BIG
         node = sorted(m.holds)[0] if (own_node and m.holds) else (sorted(o.holds)[0] if o.holds else 0)
-        # a holder's report, or (1.11) any member role's during a grace,
-        # when a member whose start the registry forgot holds no node it
-        # knows: bounded as a holder's.  The registry may be in a grace
-        # the model did not cause (the one after the example's start):
-        # asked, with the lost bound it computes then (TAP 059 and 099
-        # test that bound; here, that no report goes past it).
-        grace_bound = None
-        if node not in m.holds:
-            rows = self.q("SELECT snowid.snowid_pool_lost_bound(%s, r.since) "
-                          "FROM snowid.snowid_registry_recovery() r", (pool,))
-            if rows:
-                grace_bound = one_grant_above(nv, mx)
-                if rows[0][0] is not None:
-                    grace_bound = max(grace_bound, rows[0][0] + 1)
-        if node in m.holds or grace_bound is not None or \
-                REG.now_ms() < getattr(self, 'lost_until', 0):
-            bound = self.report_bound(pool, nv, mx)
-            if grace_bound is not None:
-                bound = max(bound, grace_bound)
-            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), bound)
+        self.allow_report(m, pool, node, nv, mx)
         self.call(m, "SELECT snowid.snowid_pool_report(%s::int4, %s::numeric, %s::text, %s::text, "
                   "%s::text[], %s::int8[], %s::int8[])",
                   [node, m.sysid, m.start_id, m.secret, [pool], [lo], [hi]])
@@ -1536,16 +1559,12 @@ class RegistryFuzz(RuleBasedStateMachine):
             rows, err, t0, t1 = self.call(m, self.claim_sql(), self.claim_args(
                 m, None, auto=True, start=start, secret=hexid(self.rnd)), conn=1)
             self.take_claim_answer(m, None, rows, t0, t1, None, start=start)
-            if rows and rows[0][0] == 'ok':
-                m.open_nodes.add(rows[0][1])
-            # a claim sets an unset layout (snowid_registry_claim_settings),
-            # ok or not, unless another transaction is setting it
-            m.open_layout = bool(unset and unset[0][0] and rows)
+            # (2.0: the registry's server process decided and committed the
+            # claim; the caller's open transaction holds nothing of it)
         elif what == 'report':
-            if node in m.holds:
-                # recorded at the commit (end_open): a holder's report moves
-                # the pool by one grant at most
-                m.open_moves[pool] = self.report_bound(pool, nv or mx, mx)
+            # recorded at once (2.0: by the registry's server process,
+            # whatever the caller's transaction does), bounded as any report
+            self.allow_report(m, pool, node, nv or mx, mx)
             self.call(m, "SELECT snowid.snowid_pool_report(%s::int4, %s::numeric, %s::text, %s::text, "
                       "%s::text[], %s::int8[], %s::int8[])",
                       [node, m.sysid, m.start_id, m.secret, [pool], [(nv or 1) + 5000],
@@ -1559,26 +1578,57 @@ class RegistryFuzz(RuleBasedStateMachine):
                       [node, hexid(self.rnd), m.secret, None], conn=1)
         self.check_pools('a call held open')
 
-    @rule(i=members_i, commit=st.booleans())
+    @rule(i=members_i, how=st.sampled_from(['commit', 'rollback', 'prepare']))
     @timed
-    def end_open(self, i, commit):
+    def end_open(self, i, how):
+        """The end of a transaction held open: committed, rolled back, or
+        prepared (a prepared transaction outlives its session; 2.0: it
+        holds nothing of the registry's, which applied the calls in it)."""
         self.step_begin('end_open')
         m = self.members[i]
         if m.open is None:
             return
         c = m.conns[m.open]
         m.open = None
-        if commit:
-            for pool, to in m.open_moves.items():
-                self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), to)
         m.open_moves = {}
         m.open_nodes = set()
         m.open_layout = False
         try:
-            c.commit() if commit else c.rollback()
-        except psycopg2.Error:
+            if how == 'prepare':
+                gid = 'fuzz_' + hexid(self.rnd, 8)
+                with c.cursor() as cur:
+                    cur.execute(f"PREPARE TRANSACTION '{gid}'")
+                c.commit()
+                self.prepared.append(gid)
+                STATS['states'].add(('open transaction', 'prepared'))
+            else:
+                c.commit() if how == 'commit' else c.rollback()
+        except psycopg2.Error as e:
+            CURRENT['calls'].append(f'{m.role} end_open({how}) -> ERROR {e.pgcode}')
             m.conns[1] = None
         self.check_pools('the end of a transaction held open')
+
+    @precondition(lambda self: self.prepared)
+    @rule(commit=st.booleans())
+    @timed
+    def end_prepared(self, commit):
+        """A prepared transaction finished by the DBA, later."""
+        self.step_begin('end_prepared')
+        gid = self.prepared.pop(0)
+        try:
+            REG.admin_exec(f"{'COMMIT' if commit else 'ROLLBACK'} PREPARED '{gid}'", db='ids')
+        except psycopg2.Error:
+            pass        # gone with a restore or failover
+        self.check_pools('the end of a prepared transaction')
+
+    @rule(off=st.booleans())
+    @timed
+    def track_activities(self, off):
+        """The registry's DBA turns track_activities off (xact_start NULL for
+        every session: 1.10 then ended no holder) or back on."""
+        self.step_begin('track_activities')
+        REG.admin_exec(f"ALTER SYSTEM SET track_activities = {'off' if off else 'on'}")
+        REG.admin_exec("SELECT pg_reload_conf()")
 
     @rule(i=members_i, a=nodes, b=nodes)
     @timed
