@@ -3,16 +3,17 @@
 # leases every second, simulated by pgbench against a throwaway registry
 # server: renewals of random nodes among 1,024 held ones, at 1,024 a second
 # (latency p50/p99/max), and as fast as they go (renewals a second), for
-# the registry of this version beside the same server's registry of 1.4 (a
-# second database with CREATE EXTENSION snowid VERSION '1.4', whose claim
-# takes no secret), interleaved over several rounds, medians.  Writes
+# the registry of this version beside the same server's registry of 1.10
+# (a second database with CREATE EXTENSION snowid VERSION '1.10': its
+# calls run in the caller's transaction, where 2.0's go to the registry's
+# server process), interleaved over several rounds, medians.  Writes
 # test/bench/results/renewals.md.
 #
 #   bash test/bench/renewals.sh            # full run (about four minutes)
 #   bash test/bench/renewals.sh --smoke    # tiny run that only proves it works
-#   SNOWID_RENEWALS_BASE=1.7 bash test/bench/renewals.sh   # against 1.7 (1.5 on)
+#   SNOWID_RENEWALS_BASE=1.4 bash test/bench/renewals.sh   # against 1.4 (any from 1.4)
 #
-# The registry needs no preload; the clients run on the same cores as the
+# The registry preloads snowid (2.0 needs it); the clients run on the same cores as the
 # registry (8 pgbench clients on this 2-core machine), so if anything this
 # overstates the latency.
 set -eu
@@ -39,12 +40,14 @@ fi
 sdir=$(bench_scratch renewals-server)
 port=${SNOWID_BENCH_PORT:-55461}
 trap bench_cleanup EXIT
-bench_server "$sdir/registry" "$sdir/registry.log" "$port" "" "max_connections = 50"
+bench_server "$sdir/registry" "$sdir/registry.log" "$port" "" "max_connections = 50" \
+	"shared_preload_libraries = 'snowid'" \
+	"snowid.registry_processes = ${SNOWID_RENEWALS_PROCESSES:-2}"
 export PGHOST=$sdir PGPORT=$port
 
 layout='epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 10, sequence_bits 12, id_bits 63'
 q -d postgres -c "CREATE DATABASE r14" -c "CREATE DATABASE r15"
-base=${SNOWID_RENEWALS_BASE:-1.4}
+base=${SNOWID_RENEWALS_BASE:-1.10}
 q -d r14 -c "CREATE EXTENSION snowid VERSION '$base'"
 if [ "$base" != 1.4 ]; then
 	q -d r14 -c "INSERT INTO snowid_registry_settings (only_row, max_nodes_per_role) VALUES (true, $NODES)"
@@ -119,7 +122,7 @@ load_end=$(uptime | sed 's/.*load average: //')
 {
 	echo "# One registry, the whole node space: $NODES members renewing every second"
 	echo
-	echo "Machine: $(nproc) cores. Command: \`bash test/bench/renewals.sh\`. One registry server (no preload) with two databases: snowid $base and this version; in each all $NODES nodes held, and pgbench ($CLIENTS clients, \`-M prepared\`, on the same machine) renewing random ones as the members' workers do: at $NODES renewals a second for $RATE_SECS s (latency per renewal), then flat out for $MAX_SECS s. $ROUNDS rounds, the order alternating; medians."
+	echo "Machine: $(nproc) cores. Command: \`bash test/bench/renewals.sh\`. One registry server (snowid preloaded) with two databases: snowid $base and this version; in each all $NODES nodes held, and pgbench ($CLIENTS clients, \`-M prepared\`, on the same machine) renewing random ones as the members' workers do: at $NODES renewals a second for $RATE_SECS s (latency per renewal), then flat out for $MAX_SECS s. $ROUNDS rounds, the order alternating; medians."
 	echo
 	echo "| measure | $base | this version | this ÷ $base (median of per-round ratios) |"
 	echo "|---|---|---|---|"
