@@ -62,6 +62,7 @@
 #define SNOWID_SERVER_SLOTS 128
 #define SNOWID_SERVER_ENTRIES 64	/* processes, all registry databases */
 #define SNOWID_SERVER_BATCH 32	/* calls one transaction applies at most */
+#define SNOWID_SERVER_IDLE_MS 2000	/* a process without calls this long leaves */
 #define SNOWID_SERVER_MSG 32768
 #define SNOWID_SERVER_WAIT_MS 30000
 
@@ -830,6 +831,7 @@ snowid_server_main(Datum main_arg)
 	int			entry = DatumGetInt32(main_arg);
 	Oid			dboid;
 	int			i;
+	TimestampTz last_work;
 
 	am_server = true;
 	pqsignal(SIGTERM, die);
@@ -854,12 +856,16 @@ snowid_server_main(Datum main_arg)
 	server_shared->servers[entry].proc = MyProc;
 	SpinLockRelease(&server_shared->mutex);
 
+	last_work = GetCurrentTimestamp();
 	for (;;)
 	{
 		int			batch[SNOWID_SERVER_SLOTS];
 		int			n = 0;
+		bool		idle;
 
 		CHECK_FOR_INTERRUPTS();
+		idle = TimestampDifferenceExceeds(last_work, GetCurrentTimestamp(),
+										  SNOWID_SERVER_IDLE_MS);
 		SpinLockAcquire(&server_shared->mutex);
 		for (i = 0; i < SNOWID_SERVER_SLOTS && n < SNOWID_SERVER_BATCH; i++)
 			if (server_shared->slots[i].state == SLOT_QUEUED &&
@@ -869,15 +875,30 @@ snowid_server_main(Datum main_arg)
 				server_shared->slots[i].runner = MyProcPid;
 				batch[n++] = i;
 			}
+		/*
+		 * Idle for a while: leave, so that the database can be dropped,
+		 * renamed or copied (those wait 5 s for its sessions to end); the
+		 * next call starts a process again.  The entry goes while the lock
+		 * is held, so a call queued after this starts a new one.
+		 */
+		if (n == 0 && idle)
+		{
+			server_shared->servers[entry].dboid = InvalidOid;
+			server_shared->servers[entry].pid = 0;
+			server_shared->servers[entry].proc = NULL;
+			SpinLockRelease(&server_shared->mutex);
+			proc_exit(0);
+		}
 		SpinLockRelease(&server_shared->mutex);
 
 		if (n == 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 10000, PG_WAIT_EXTENSION);
+							 SNOWID_SERVER_IDLE_MS, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 			continue;
 		}
+		last_work = GetCurrentTimestamp();
 
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
