@@ -39,6 +39,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -51,6 +52,7 @@
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -83,6 +85,8 @@ typedef struct ServerSlot
 	Oid			roleid;			/* the caller's session role */
 	Oid			fnoid;			/* the function the caller called */
 	PGPROC	   *caller;
+	pid_t		caller_pid;		/* the caller's pid (its PGPROC may be reused) */
+	int			route;			/* the index of the process that applies it */
 	pid_t		runner;			/* the server process applying it */
 	bool		failed;
 	int			sqlerrcode;
@@ -95,6 +99,7 @@ typedef struct ServerEntry
 	Oid			dboid;			/* InvalidOid: free */
 	int			idx;			/* which of its database's processes */
 	pid_t		pid;			/* 0 while starting */
+	bool		failed;			/* its start found no worker slot */
 	PGPROC	   *proc;
 	TimestampTz started;
 } ServerEntry;
@@ -174,20 +179,33 @@ msg_put(ServerSlot *slot, const char *s)
 	slot->len += n;
 }
 
-/* A text of an error, cut to what the slot has room for (never fails). */
+/*
+ * A text of an error into the slot, never failing: cut (on a character
+ * boundary) to a third of the message space, so that message, detail and
+ * hint all fit.
+ */
 static void
 msg_put_cut(ServerSlot *slot, const char *s)
 {
-	int			room = SNOWID_SERVER_MSG - slot->len - 1 - (int) sizeof(int32);
-	char	   *cut;
+	int			room = SNOWID_SERVER_MSG / 3 - 1 - (int) sizeof(int32);
+	int32		n;
 
-	if (s == NULL || room >= (int) strlen(s))
+	if (s == NULL)
 	{
-		msg_put(slot, room >= 0 ? s : NULL);
+		n = 0;
+		slot->buf[slot->len++] = 1;
+		memcpy(slot->buf + slot->len, &n, sizeof(int32));
+		slot->len += sizeof(int32);
 		return;
 	}
-	cut = pnstrdup(s, Max(room, 0));
-	msg_put(slot, cut);
+	n = strlen(s);
+	if (n > room)
+		n = pg_mbcliplen(s, n, room);
+	slot->buf[slot->len++] = 0;
+	memcpy(slot->buf + slot->len, &n, sizeof(int32));
+	slot->len += sizeof(int32);
+	memcpy(slot->buf + slot->len, s, n);
+	slot->len += n;
 }
 
 /* The next entry from *pos: a palloc'd string, or NULL for a null. */
@@ -203,7 +221,7 @@ msg_get(const char *buf, int len, int *pos)
 	isnull = buf[(*pos)++] != 0;
 	memcpy(&n, buf + *pos, sizeof(int32));
 	*pos += sizeof(int32);
-	if (n < 0 || *pos + n > len)
+	if (n < 0 || n > len - *pos)
 		elog(ERROR, "snowid: truncated registry message");
 	if (isnull)
 		return NULL;
@@ -216,8 +234,8 @@ msg_get(const char *buf, int len, int *pos)
 
 /* ---- the caller's side ---- */
 
-static void
-server_start(int entry, Oid dboid)
+static bool
+server_start(int entry, Oid dboid, bool must)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -235,16 +253,19 @@ server_start(int entry, Oid dboid)
 	worker.bgw_notify_pid = 0;
 	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
 	{
+		/* kept, failed: not started again for 10 s (server_for) */
 		SpinLockAcquire(&server_shared->mutex);
 		if (server_shared->servers[entry].pid == 0)
-			server_shared->servers[entry].dboid = InvalidOid;
+			server_shared->servers[entry].failed = true;
 		SpinLockRelease(&server_shared->mutex);
-		ereport(ERROR,
+		ereport(must ? ERROR : LOG,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("no background worker slot free for a registry server process of database \"%s\"",
 						get_database_name(dboid)),
 				 errhint("Raise max_worker_processes on the registry's server: each registry database needs snowid.registry_processes of them.")));
+		return false;
 	}
+	return true;
 }
 
 /*
@@ -253,7 +274,7 @@ server_start(int entry, Oid dboid)
  * returned.
  */
 static int
-server_for(Oid dboid, PGPROC **procs)
+server_for(Oid dboid, PGPROC **procs, uint64 *present)
 {
 	int			want = Min(Max(snowid_registry_processes, 1), SNOWID_SERVER_ENTRIES);
 	int			i;
@@ -264,6 +285,7 @@ server_for(Oid dboid, PGPROC **procs)
 	bool		full = false;
 	TimestampTz now = GetCurrentTimestamp();
 
+	*present = 0;
 	SpinLockAcquire(&server_shared->mutex);
 	for (k = 0; k < want; k++)
 	{
@@ -283,13 +305,19 @@ server_for(Oid dboid, PGPROC **procs)
 			ServerEntry *e = &server_shared->servers[i];
 
 			if (e->proc != NULL)
+			{
 				procs[n++] = e->proc;
-			/* a start that never came up is tried again after 10 s */
+				*present |= UINT64CONST(1) << k;
+			}
+			/* a start that failed or never came up: again after 10 s */
 			else if (TimestampDifferenceExceeds(e->started, now, 10000))
 			{
 				e->started = now;
+				e->failed = false;
 				start[nstart++] = i;
 			}
+			else if (!e->failed)
+				*present |= UINT64CONST(1) << k;	/* starting */
 			continue;
 		}
 		if (free_i < 0)
@@ -302,19 +330,48 @@ server_for(Oid dboid, PGPROC **procs)
 		server_shared->servers[free_i].pid = 0;
 		server_shared->servers[free_i].proc = NULL;
 		server_shared->servers[free_i].started = now;
+		server_shared->servers[free_i].failed = false;
 		start[nstart++] = free_i;
 	}
 	SpinLockRelease(&server_shared->mutex);
-	for (i = 0; i < nstart; i++)
-		server_start(start[i], dboid);
-	if (full && n == 0 && nstart == 0)
+	{
+		int			started = 0;
+
+		for (i = 0; i < nstart; i++)
+		{
+			/* the last that fails ends the call only if none other serves */
+			if (server_start(start[i], dboid, n + started == 0 && i == nstart - 1))
+			{
+				started++;
+				*present |= UINT64CONST(1) << server_shared->servers[start[i]].idx;
+			}
+		}
+		nstart = started;
+	}
+	if (full && *present == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many registry server processes on this server"),
 				 errdetail("One server runs at most %d of them, for all its registry databases.",
 						   SNOWID_SERVER_ENTRIES),
 				 errhint("Lower snowid.registry_processes.")));
+	if (*present == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no registry server process of database \"%s\" runs or can start",
+						get_database_name(dboid)),
+				 errdetail("Its last start found no free background worker slot."),
+				 errhint("Raise max_worker_processes on the registry's server: each registry database needs snowid.registry_processes of them.")));
 	return n;
+}
+
+static void slot_release(ServerSlot *slot);
+
+/* A caller's slot, released however its wait ends (an error, or a FATAL). */
+static void
+forward_cleanup(int code, Datum arg)
+{
+	slot_release((ServerSlot *) DatumGetPointer(arg));
 }
 
 static void
@@ -328,14 +385,25 @@ slot_release(ServerSlot *slot)
 	SpinLockRelease(&server_shared->mutex);
 }
 
-/* The call's arguments, as text, into the slot's message. */
+/*
+ * The call's arguments, as text, into the slot's message, written in the
+ * styles the server process reads them in (ISO dates, postgres intervals,
+ * exact floats), whatever the caller's session has set.
+ */
 static void
 encode_args(FunctionCallInfo fcinfo, Oid fnoid, ServerSlot *slot)
 {
 	Oid		   *argtypes;
 	int			fnargs;
 	int			i;
+	int			nest = NewGUCNestLevel();
 
+	(void) set_config_option("DateStyle", "ISO, MDY", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("IntervalStyle", "postgres", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	(void) get_func_signature(fnoid, &argtypes, &fnargs);
 	slot->len = 0;
 	for (i = 0; i < PG_NARGS(); i++)
@@ -359,6 +427,7 @@ encode_args(FunctionCallInfo fcinfo, Oid fnoid, ServerSlot *slot)
 					 errdetail("No member sends such a call; nothing was done.")));
 		msg_put(slot, v);
 	}
+	AtEOXact_GUC(true, nest);
 }
 
 static void server_run(Oid fnoid, const char *req, int req_len, ServerSlot *out);
@@ -415,8 +484,12 @@ forward_answer(FunctionCallInfo fcinfo, const char *answer, int answer_len)
 				PG_RETURN_NULL();
 			if (cls == TYPEFUNC_COMPOSITE)
 			{
-				char	  **vals = palloc(sizeof(char *) * ncols);
+				char	  **vals;
 				int			c;
+
+				if (tupdesc->natts != ncols)
+					elog(ERROR, "snowid: registry answer does not match the function's result");
+				vals = palloc(sizeof(char *) * ncols);
 
 				for (c = 0; c < ncols; c++)
 					vals[c] = msg_get(answer, answer_len, &pos);
@@ -436,6 +509,30 @@ forward_answer(FunctionCallInfo fcinfo, const char *answer, int answer_len)
 	}
 }
 
+
+/*
+ * Which of its database's server processes applies a call: every call on
+ * pools the first (grants, reports and returns of one pool lock its row,
+ * and two processes would find it locked by each other), a call on a
+ * named node the one of that node (its row likewise), any other the first.
+ */
+static int
+forward_route(FunctionCallInfo fcinfo, Oid fnoid)
+{
+	int			want = Min(Max(snowid_registry_processes, 1), SNOWID_SERVER_ENTRIES);
+	char	   *name = get_func_name(fnoid);
+	Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
+
+	if (name == NULL || strncmp(name, "snowid_pool_", 12) == 0)
+		return 0;
+	if (PG_NARGS() > 0 && !PG_ARGISNULL(0) && argtype == INT4OID)
+	{
+		int32		node = PG_GETARG_INT32(0);
+
+		return (int) ((uint32) node % (uint32) want);
+	}
+	return 0;
+}
 
 PG_FUNCTION_INFO_V1(snowid_registry_forward);
 
@@ -505,20 +602,25 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 						   SNOWID_SERVER_SLOTS),
 				 errhint("Ask again.")));
 
-	PG_TRY();
+	PG_ENSURE_ERROR_CLEANUP(forward_cleanup, PointerGetDatum(slot));
 	{
 		PGPROC	   *servers[SNOWID_SERVER_ENTRIES];
 		int			nservers;
+		uint64		present;
+		int			route = forward_route(fcinfo, fnoid);
 
 		slot->dboid = MyDatabaseId;
 		slot->roleid = GetSessionUserId();
 		slot->fnoid = fnoid;
 		slot->caller = MyProc;
+		slot->caller_pid = MyProcPid;
 		slot->failed = false;
 		slot->sqlerrcode = 0;
 		encode_args(fcinfo, fnoid, slot);
-		nservers = server_for(MyDatabaseId, servers);
+		nservers = server_for(MyDatabaseId, servers, &present);
 		SpinLockAcquire(&server_shared->mutex);
+		/* to the process of its route, if that one runs or starts */
+		slot->route = (present & (UINT64CONST(1) << route)) ? route : -1;
 		slot->state = SLOT_QUEUED;
 		SpinLockRelease(&server_shared->mutex);
 		for (i = 0; i < nservers; i++)
@@ -548,18 +650,18 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 			/* a server that was starting has come up: wake it */
 			if (st == SLOT_QUEUED)
 			{
-				nservers = server_for(MyDatabaseId, servers);
+				nservers = server_for(MyDatabaseId, servers, &present);
+				SpinLockAcquire(&server_shared->mutex);
+				if (slot->state == SLOT_QUEUED && slot->route >= 0 &&
+					!(present & (UINT64CONST(1) << slot->route)))
+					slot->route = -1;
+				SpinLockRelease(&server_shared->mutex);
 				for (i = 0; i < nservers; i++)
 					SetLatch(&servers[i]->procLatch);
 			}
 		}
 	}
-	PG_CATCH();
-	{
-		slot_release(slot);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	PG_END_ENSURE_ERROR_CLEANUP(forward_cleanup, PointerGetDatum(slot));
 
 	failed = slot->failed;
 	sqlerrcode = slot->sqlerrcode;
@@ -829,6 +931,7 @@ void
 snowid_server_main(Datum main_arg)
 {
 	int			entry = DatumGetInt32(main_arg);
+	int			my_idx;
 	Oid			dboid;
 	int			i;
 	TimestampTz last_work;
@@ -846,12 +949,27 @@ snowid_server_main(Datum main_arg)
 		proc_exit(0);			/* not asked for, or another runs */
 	}
 	server_shared->servers[entry].pid = MyProcPid;
+	my_idx = server_shared->servers[entry].idx;
 	SpinLockRelease(&server_shared->mutex);
 	on_shmem_exit(server_detach, (Datum) 0);
 
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("snowid registry server");
 	CacheRegisterSyscacheCallback(PROCOID, server_calls_stale, (Datum) 0);
+
+	/*
+	 * Whatever the database's or the server's settings say (the database
+	 * owner may set some for every session of it): an answer goes out
+	 * only once its commit is durable, writes are allowed, and values
+	 * cross as text in one style.
+	 */
+	if (synchronous_commit == SYNCHRONOUS_COMMIT_OFF)
+		SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("DateStyle", "ISO, MDY", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("IntervalStyle", "postgres", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("extra_float_digits", "3", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 	SpinLockAcquire(&server_shared->mutex);
 	server_shared->servers[entry].proc = MyProc;
 	SpinLockRelease(&server_shared->mutex);
@@ -867,9 +985,16 @@ snowid_server_main(Datum main_arg)
 		idle = TimestampDifferenceExceeds(last_work, GetCurrentTimestamp(),
 										  SNOWID_SERVER_IDLE_MS);
 		SpinLockAcquire(&server_shared->mutex);
+		/* answers no caller will read (it exited without its cleanup) */
+		for (i = 0; i < SNOWID_SERVER_SLOTS; i++)
+			if (server_shared->slots[i].state == SLOT_DONE &&
+				server_shared->slots[i].caller->pid != server_shared->slots[i].caller_pid)
+				server_shared->slots[i].state = SLOT_FREE;
 		for (i = 0; i < SNOWID_SERVER_SLOTS && n < SNOWID_SERVER_BATCH; i++)
 			if (server_shared->slots[i].state == SLOT_QUEUED &&
-				server_shared->slots[i].dboid == dboid)
+				server_shared->slots[i].dboid == dboid &&
+				(server_shared->slots[i].route < 0 ||
+				 server_shared->slots[i].route == my_idx))
 			{
 				server_shared->slots[i].state = SLOT_RUNNING;
 				server_shared->slots[i].runner = MyProcPid;

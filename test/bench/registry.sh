@@ -39,7 +39,9 @@ port=${SNOWID_BENCH_PORT:-55441}
 trap bench_cleanup EXIT
 bench_server "$sdir/data" "$sdir/server.log" "$port" "" \
 	"shared_preload_libraries = 'snowid'" "snowid.node_id = 1"
-bench_server "$sdir/registry" "$sdir/registry.log" $((port + 1))
+# (the registry preloads snowid: from 2.0 its server processes apply calls)
+bench_server "$sdir/registry" "$sdir/registry.log" $((port + 1)) "" \
+	"shared_preload_libraries = 'snowid'"
 export PGHOST=$sdir PGPORT=$port PGDATABASE=postgres
 export PGOPTIONS="-c client_min_messages=warning"
 

@@ -21,7 +21,11 @@
 # 4. all of that with track_activities = off on the registry.
 #
 # And the registry ends no session: each attacker's session is still there
-# when the attack ends.
+# when the attack ends.  Then what no call may do to the registry's server
+# processes (issue 39's review): a caller ended while it waits keeps no
+# slot, an error that fills the answer does not stop the process, a
+# member's DateStyle does not garble its times, two processes do not make
+# a pool busy, and processes that cannot start do not fail the calls.
 
 use strict;
 use warnings;
@@ -103,6 +107,17 @@ SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
 	return \%h;
 }
 
+# $sql as $role, started and not waited for.
+sub attack_as
+{
+	my ($role, $sql) = @_;
+	my %h = (out => '', err => '');
+	$h{handle} = IPC::Run::start(
+		[ 'psql', '-XAtq', '-U', $role, '-d', $registry->connstr('reg'), '-c', $sql ],
+		'>', \$h{out}, '2>', \$h{err});
+	return \%h;
+}
+
 # The attacker's sessions, and those of them in a transaction.
 sub attacker_pids
 {
@@ -170,6 +185,86 @@ is(attacker_pids(), '1', 'the open transaction\'s session was not ended');
 $registry->safe_psql('postgres',
 	q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = 'm_x'});
 $open->{handle}->finish;
+
+$registry->safe_psql('postgres', 'ALTER SYSTEM RESET track_activities');
+$registry->reload;
+
+# ---- what no call may do to the registry's server processes ----
+
+sub server_pids
+{
+	return $registry->safe_psql('postgres',
+		q{SELECT string_agg(pid::text, ',' ORDER BY pid) FROM pg_stat_activity
+		   WHERE backend_type = 'snowid registry server'});
+}
+
+# 5. A caller that ends (FATAL) while it waits: its slot is freed all the
+# same (once, about half of such calls kept one of the 128 for good, and
+# after about 300 every call answered "the registry is busy").
+# (the server processes stopped meanwhile, so that each caller surely
+# ends while its call waits in the queue)
+$registry->safe_psql('reg',
+	"SELECT result FROM snowid_pool_grant('orders', 5, 1, 'evil5', rpad('evil5', 32, '#'), 'w0', 0, NULL, NULL)");
+my @stopped = split /,/, server_pids();
+kill 'STOP', @stopped;
+for my $k (1 .. 140)
+{
+	$registry->psql('reg',
+		"SELECT pg_terminate_backend(pg_backend_pid()), "
+		  . "snowid_pool_return('orders', 5, 1, 'evil5', rpad('evil5', 32, '#'), 1, 1)",
+		extra_params => [ '-U', 'm_x' ]);
+}
+kill 'CONT', @stopped;
+victim_answers('after 140 callers ended while waiting');
+
+# 6. An answer whose error detail fills the slot (a claim of a free node
+# with a system identifier of 32,501 digits, which the refusal's detail
+# quotes): an error for that
+# call; the server process goes on (once, it exited, failing every call
+# of its batch).
+my $before = server_pids();
+my ($rc6, $out6, $err6) = $registry->psql('reg',
+	"SELECT result FROM snowid_registry_claim(7, false, 1023, \$\$$layout\$\$, 'x', 'h', 1, "
+	  . "('1' || repeat('0', 32500))::numeric, 'evil7', rpad('evil7', 32, '#'), NULL, false, 600000, 0, 0, NULL)",
+	extra_params => [ '-U', 'm_x' ]);
+like($err6, qr/invalid identity of a member's start/, '6. a claim whose error detail fills the slot: that error');
+victim_answers('after an answer that fills the slot');
+is(server_pids(), $before, 'the server processes are the same ones');
+
+# 7. Members' date settings: a re-assertion's time crosses in one style
+# (once, a member whose DateStyle was 'SQL, DMY' sent 29/11/2026, read as
+# out of range).
+is($registry->safe_psql('reg',
+		"SET DateStyle = 'SQL, DMY';\n"
+		  . "SELECT result FROM snowid_registry_reassert(6, false, 1023, \$\$$layout\$\$, 'x', 'h', 1, 1, "
+		  . "'vic6', rpad('vic6', 32, '#'), NULL, false, 600000, 0, 0, NULL, now() + interval '5 min')",
+		extra_params => [ '-U', 'm_v' ]),
+	'ok', "7. a re-assertion under the member's DateStyle 'SQL, DMY': ok");
+
+# 8. Concurrent grants of one pool by two members: never busy (once, with
+# two server processes, a grant found the pool's row locked by the other
+# process's batch: 27 of 180 answered busy).
+my @loops = map {
+	my ($role, $node, $start) = @$_;
+	attack_as($role,
+		"DO \$\$\nDECLARE r text; busy int := 0;\nBEGIN\n  FOR i IN 1 .. 40 LOOP\n"
+		  . "    SELECT g.result INTO r FROM snowid_pool_grant('orders', $node, 1, '$start', "
+		  . "rpad('$start', 32, '#'), '$start-c' || i, 10, NULL, NULL) g;\n"
+		  . "    IF r = 'busy' THEN busy := busy + 1; END IF;\n  END LOOP;\n"
+		  . "  RAISE NOTICE 'busy: %', busy;\nEND\n\$\$;")
+} ([ 'm_x', 5, 'evil5' ], [ 'm_v', 6, 'vic6' ]);
+$_->{handle}->finish for @loops;
+is(join(' ', map { ($_->{err} =~ /busy: (\d+)/)[0] // 'none' } @loops), '0 0',
+	'8. two members granting from one pool at once: never busy');
+
+# 9. More server processes asked for than worker slots exist: the calls
+# are served by those that start (once, every call failed).
+$registry->safe_psql('postgres', 'ALTER SYSTEM SET snowid.registry_processes = 16');
+$registry->reload;
+sleep(2.5);		# (the running ones leave when idle)
+victim_answers('snowid.registry_processes beyond the worker slots');
+$registry->safe_psql('postgres', 'ALTER SYSTEM RESET snowid.registry_processes');
+$registry->reload;
 
 # No range granted twice.
 is($registry->safe_psql('reg',
