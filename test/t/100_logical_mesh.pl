@@ -139,6 +139,8 @@ my $rate = 60;    # pgbench transactions per second and server (6 rows each)
 
 my $registry = PostgreSQL::Test::Cluster->new('registry');
 $registry->init;
+# (from 2.0 a registry's server preloads snowid: its processes apply calls)
+$registry->append_conf('postgresql.conf', "shared_preload_libraries = 'snowid'\n");
 $registry->start;
 $registry->safe_psql('postgres', 'CREATE DATABASE ids');
 $registry->safe_psql(

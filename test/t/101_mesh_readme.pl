@@ -64,6 +64,8 @@ like($subscription[0][1], qr/\ba_from_b\b.*host=b\.example\.com/s,
 
 my $registry = PostgreSQL::Test::Cluster->new('registry');
 $registry->init;
+# (from 2.0 a registry's server preloads snowid: its processes apply calls)
+$registry->append_conf('postgresql.conf', "shared_preload_libraries = 'snowid'\n");
 $registry->start;
 $registry->safe_psql('postgres', 'CREATE DATABASE ids');
 $registry->safe_psql(
