@@ -208,6 +208,19 @@ msg_put_cut(ServerSlot *slot, const char *s)
 	slot->len += n;
 }
 
+/* A slot's answer: the error, its three texts cut to fit (never fails). */
+static void
+slot_fail(ServerSlot *slot, int sqlerrcode, const char *message,
+		  const char *detail, const char *hint)
+{
+	slot->failed = true;
+	slot->sqlerrcode = sqlerrcode;
+	slot->len = 0;
+	msg_put_cut(slot, message);
+	msg_put_cut(slot, detail);
+	msg_put_cut(slot, hint);
+}
+
 /* The next entry from *pos: a palloc'd string, or NULL for a null. */
 static char *
 msg_get(const char *buf, int len, int *pos)
@@ -709,28 +722,9 @@ server_detach(int code, Datum arg)
 			slot->state = SLOT_FREE;
 		else if (slot->state == SLOT_RUNNING)
 		{
-			static const char msg[] = "the registry's server process stopped before it answered";
-
-			slot->failed = true;
-			slot->sqlerrcode = ERRCODE_CONNECTION_FAILURE;
-			slot->len = 0;
-			slot->buf[slot->len++] = 0;
-			{
-				int32		n = sizeof(msg) - 1;
-
-				memcpy(slot->buf + slot->len, &n, sizeof(int32));
-				slot->len += sizeof(int32);
-				memcpy(slot->buf + slot->len, msg, n);
-				slot->len += n;
-			}
-			for (int k = 0; k < 2; k++)
-			{
-				int32		z = 0;
-
-				slot->buf[slot->len++] = 1;
-				memcpy(slot->buf + slot->len, &z, sizeof(int32));
-				slot->len += sizeof(int32);
-			}
+			slot_fail(slot, ERRCODE_CONNECTION_FAILURE,
+					  "the registry's server process stopped before it answered",
+					  NULL, NULL);
 			slot->state = SLOT_DONE;
 			wake[nwake++] = slot->caller;
 		}
@@ -916,12 +910,7 @@ server_apply(ServerSlot *slot)
 		MemoryContextSwitchTo(ctx);
 		CurrentResourceOwner = owner;
 		SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID, 0);
-		slot->failed = true;
-		slot->sqlerrcode = ed->sqlerrcode;
-		slot->len = 0;
-		msg_put_cut(slot, ed->message);
-		msg_put_cut(slot, ed->detail);
-		msg_put_cut(slot, ed->hint);
+		slot_fail(slot, ed->sqlerrcode, ed->message, ed->detail, ed->hint);
 		FreeErrorData(ed);
 	}
 	PG_END_TRY();
