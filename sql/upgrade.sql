@@ -157,6 +157,8 @@ SELECT has_function_privilege('upgrade_member',
 REVOKE EXECUTE ON FUNCTION snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])
 	FROM upgrade_member;
 DROP ROLE upgrade_member;
+ALTER EXTENSION snowid UPDATE TO '2.1';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 DROP SEQUENCE upgrade_keep, upgrade_13;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
 					  WHERE name = 'snowid') AS at_default_version
