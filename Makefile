@@ -77,8 +77,9 @@ INSTALL_PARTS = \
 #   DROP) and directives such as "-- @function NAME", which
 #   sql/updates/build-script.pl replaces by the install parts' statements of
 #   that object, into sql/install/snowid--<old>--<new>.sql (not in git).
-#   A hop that writes out a function, view, table, type or event trigger of
-#   the install parts, or a directive naming none, stops the build.
+#   A hop that writes out any function, or a view, table, type or event
+#   trigger of the install parts, or a directive naming none, stops the
+#   build.
 UPDATES_TOOL = sql/updates/build-script.pl
 RELEASED_LIST = sql/updates/released.txt
 RELEASED_NAMES := $(shell sed -n 's/^[0-9a-f]\{40\}[[:space:]]\{1,\}\([^[:space:]]*\).*/\1/p' $(RELEASED_LIST))

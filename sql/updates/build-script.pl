@@ -18,9 +18,10 @@
 #                                 pg_extension_config_dump and the INSERTs
 #         -- @type NAME           a type new in the hop, likewise
 #         -- @event_trigger NAME  an event trigger new in the hop, likewise
-#       A name no part defines, a directive it does not know, or a HOP that
-#       writes out a CREATE of a function, view, table, type or event
-#       trigger that a part defines (a body written twice) stop the build.
+#       A name no part defines, a directive it does not know, a HOP that
+#       writes out a CREATE of a view, table, type or event trigger that a
+#       part defines, or any CREATE FUNCTION (a body written twice, or one
+#       that belongs in a part) stop the build.
 #
 #   perl sql/updates/build-script.pl released LIST NAME >OUT
 #       the script NAME as it was released: sql/updates/NAME at the commit
@@ -148,14 +149,19 @@ my %directive = map { $_ => 1 } qw(function view table type event_trigger);
 # The hop with its directives expanded.
 sub expand {
 	my ($hop_file, $hop, $stmts, $defined) = @_;
-	# A hop may not write out what a part creates.
+	# A hop writes out no function, and nothing a part creates.
 	for my $st (statements($hop, $hop_file)) {
 		my ($def) = classify($st->{text});
-		next unless $def && $defined->{$def};
+		next unless $def;
 		my ($kind, $name) = split /:/, $def;
 		fail("$hop_file:$st->{line}: this CREATE of $kind $name repeats the one in "
 			. "$defined->{$def}: write the line \"-- \@$kind $name\" instead, and the "
-			. "build puts the install part's statements there (src/README.md, \"Update scripts\")");
+			. "build puts the install part's statements there (src/README.md, \"Update scripts\")")
+			if $defined->{$def};
+		fail("$hop_file:$st->{line}: a hop creates no function of its own ($name): "
+			. "write a migration's steps in a DO block, and a function of the extension in "
+			. "an install part, named here by \"-- \@function $name\" (src/README.md, \"Update scripts\")")
+			if $kind eq 'function';
 	}
 	my (%done, $out);
 	my $n = 0;
@@ -174,10 +180,16 @@ sub expand {
 		fail("$hop_file:$n: \@$kind $name: no install part (sql/install/NN_*.sql) creates $kind $name")
 			unless $defined->{"$kind:$name"};
 		$out .= $line;
+		# A view the parts define again (CREATE OR REPLACE VIEW, columns
+		# added) is made once, as the last definition says, where the first
+		# stood: the old version may hold the last one already.
+		my @defs = grep { ($stmts->[$_]{def} // '') eq "$kind:$name" } 0 .. $#$stmts;
+		my %as = $kind eq 'view' && @defs > 1 ? ($defs[0] => $defs[-1], map { $_ => -1 } @defs[1 .. $#defs]) : ();
 		for my $i (0 .. $#$stmts) {
-			my $st = $stmts->[$i];
-			next unless grep { $_ eq "$kind:$name" } @{ $st->{keys} };
+			next unless grep { $_ eq "$kind:$name" } @{ $stmts->[$i]{keys} };
 			next if $done{$i}++;
+			my $st = $stmts->[$as{$i} // $i];
+			next if ($as{$i} // 0) < 0;
 			my $text = $st->{text};
 			# a function or view the old version may hold already
 			$text =~ s/^CREATE(\s+)(FUNCTION|PROCEDURE|VIEW)\b/CREATE OR REPLACE$1$2/i
