@@ -98,7 +98,7 @@ else
 DATA = $(wildcard $(RELEASED))
 RELEASED_MISSING = $(filter-out $(DATA),$(RELEASED))
 ifneq ($(RELEASED_MISSING),)
-$(warning snowid: $(words $(RELEASED_MISSING)) released update scripts are missing ($(notdir $(RELEASED_MISSING))): they come from git at commit $(RELEASED_COMMITS), which this tree lacks (a shallow clone, or a copy without .git).  The build goes on without them: CREATE EXTENSION snowid works, but updates from those versions (and the tests that make them: pg_regress upgrade, security, replication_guard; TAP 035, 040, 070) fail.  Fetch the history (git fetch --unshallow) and run make again, or build from the release zip (make dist), which carries sql/released/)
+$(warning snowid: $(words $(RELEASED_MISSING)) released update scripts are missing ($(notdir $(RELEASED_MISSING))): they come from git at commit $(RELEASED_COMMITS), which this tree lacks (a shallow clone, or a copy without .git).  The build goes on without them: CREATE EXTENSION snowid works, but updates from those versions (and the tests that make them: pg_regress upgrade, security, replication_guard; TAP 035, 070) fail.  Fetch the history (git fetch --unshallow) and run make again, or build from the release zip (make dist), which carries sql/released/)
 endif
 endif
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
