@@ -43,6 +43,7 @@ OBJS = \
 	src/alter_system.o \
 	src/rmgr.o \
 	src/registry_conn.o \
+	src/registry_call.o \
 	src/registry_claim.o \
 	src/pool_worker.o \
 	src/registry_worker.o \

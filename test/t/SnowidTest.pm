@@ -372,12 +372,14 @@ sub registry_conninfo
 #   sql => '...'         SQL run in the registry database in the call that
 #                        creates snowid, after it and the grants (pools,
 #                        settings, other roles and databases)
+#   version => '2.0'     snowid created at that version (from the update
+#                        chain): a registry not yet updated
 # The roles and the database are created in database postgres first.
 sub registry
 {
 	my (%o) = @_;
 	check_options('registry', \%o,
-		qw(name node_id conf hba dbname owner group logins password monitor grant sql));
+		qw(name node_id conf hba dbname owner group logins password monitor grant sql version));
 	my $name = $o{name} // 'registry';
 	my $db = $o{dbname} // 'postgres';
 	my $node;
@@ -418,7 +420,8 @@ sub registry
 	}
 	$node->safe_psql('postgres', $roles) if $roles ne '';
 
-	my $sql = "CREATE EXTENSION snowid;\n";
+	my $sql = 'CREATE EXTENSION snowid'
+	  . (defined $o{version} ? " VERSION '$o{version}'" : '') . ";\n";
 	my @grantees = defined $o{group} ? ($o{group}) : @logins;
 	my $grant = $o{grant} // [qw(claim release pool_grant pool_report pool_return)];
 	if (@grantees)
