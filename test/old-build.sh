@@ -12,10 +12,12 @@
 # their paths under DEST as pg_config reports them, so that the copy finds
 # its own files), then `git archive` of that commit is built with PGXS and
 # installed into the copy: only snowid is compiled (well under a minute).
-# DEST defaults to $SNOWID_OLD_ROOT or /var/cache/snowid-old/1.10-pg<major>.
+# DEST defaults to $SNOWID_OLD_ROOT or /var/cache/snowid-old/1.10-pg<major>
+# (~/.cache/snowid-old/... for a user other than root).
 #
-# Reused on later runs: DEST/.snowid-old-stamp records the commit; the build
-# is skipped while it matches and snowid.so is there.
+# Reused on later runs: DEST/.snowid-old-stamp records the commit and the
+# PostgreSQL version; the build is skipped while both match and snowid.so
+# is there.
 #
 # Prints progress and reasons on stderr, prefixed "old-build: ", and on
 # stdout one line: the installation's path for PostgreSQL::Test::Cluster's
@@ -33,7 +35,12 @@ fi
 pg_config=$1
 src=$(cd "$(dirname "$0")/.." && pwd)
 major=$("$pg_config" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
-dest=${2:-${SNOWID_OLD_ROOT:-/var/cache/snowid-old/1.10-pg$major}}
+if [ "$(id -u)" -eq 0 ]; then
+	cache=/var/cache/snowid-old
+else
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/snowid-old
+fi
+dest=${2:-${SNOWID_OLD_ROOT:-$cache/1.10-pg$major}}
 
 if ! command -v git >/dev/null || ! git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
 	say "$src is not a git checkout: the old member test is skipped"
@@ -54,7 +61,8 @@ bindir=$("$pg_config" --bindir)
 new_config=$dest$bindir/pg_config
 install_path=$(dirname "$dest$bindir")
 stamp=$dest/.snowid-old-stamp
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$commit" ] &&
+want="$commit $("$pg_config" --version)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
 	[ -f "$dest$("$pg_config" --pkglibdir)/snowid.so" ]; then
 	say "snowid 1.10 ($commit) is already built in $dest"
 	echo "$install_path"
@@ -80,5 +88,5 @@ if ! (cd "$work" && make -s PG_CONFIG="$new_config" with_llvm=no >"$work/build.l
 	say "the build of snowid 1.10 failed"
 	exit 1
 fi
-echo "$commit" >"$stamp"
+echo "$want" >"$stamp"
 echo "$install_path"
