@@ -84,17 +84,25 @@ unlike(slurp_file($m->logfile), qr/takes no typed requests/,
 $m->stop;
 $reg->stop;
 
-# 2.
-for my $version ('2.0', '1.10')
+# 2. (creating snowid at an old version needs the released update
+# scripts, which come from git history: see skip_without_released)
+SKIP:
 {
-	($reg, $m) = works("2.1 member, registry at $version", $version);
-	is( $reg->safe_psql('postgres',
-			"SELECT to_regprocedure('snowid_registry_request(jsonb)') IS NULL"),
-		't', "registry at $version: it has no request function");
-	unlike(slurp_file($m->logfile), qr/takes no typed requests/,
-		"registry at $version: the member called it positionally from the start");
-	$m->stop;
-	$reg->stop;
+	my $share = `pg_config --sharedir`;
+	chomp $share;
+	skip 'snowid 2.0 and 1.10 cannot be installed here: the released update scripts are missing (a tree without git history)', 12
+	  unless -e "$share/extension/snowid--1.0.sql";
+	for my $version ('2.0', '1.10')
+	{
+		($reg, $m) = works("2.1 member, registry at $version", $version);
+		is( $reg->safe_psql('postgres',
+				"SELECT to_regprocedure('snowid_registry_request(jsonb)') IS NULL"),
+			't', "registry at $version: it has no request function");
+		unlike(slurp_file($m->logfile), qr/takes no typed requests/,
+			"registry at $version: the member called it positionally from the start");
+		$m->stop;
+		$reg->stop;
+	}
 }
 
 # 3.
