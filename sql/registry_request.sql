@@ -72,6 +72,12 @@ SELECT r -> 'version' AS version, r #>> '{rows,0,result}' AS result,
 SELECT pg_temp.req('{"version": 1, "op": "release", "node_id": 3, "start_id": "nobody", "secret": "nobody##########################", "last_id": null}');
 SELECT pg_temp.req('{"version": 1, "op": "pool_grant", "pool": "no such pool", "node_id": 1, "system_identifier": 9901, "start_id": "q1", "secret": "q1##############################", "request": "r1", "want": 10, "held_first": [], "held_last": []}') #> '{rows,0}' ->> 'result';
 SELECT pg_temp.req('{"version": 1, "op": "pool_return", "pool": "no such pool", "node_id": 1, "system_identifier": 9901, "start_id": "q1", "secret": "q1##############################", "first_value": 1, "unused_from": 5}');
+-- An operation whose function is not snowid's own (here: taken out of the
+-- extension, in a transaction rolled back) is called by no request.
+BEGIN;
+ALTER EXTENSION snowid DROP FUNCTION snowid_pool_return(text, integer, numeric, text, text, bigint, bigint);
+SELECT pg_temp.req('{"version": 1, "op": "pool_return", "pool": "no such pool", "node_id": 1, "system_identifier": 9901, "start_id": "q1", "secret": "q1##############################", "first_value": 1, "unused_from": 5}');
+ROLLBACK;
 -- Errors of the call keep their SQLSTATE, as for a positional call.
 SELECT pg_temp.req(pg_temp.claim_req() || '{"layout": "x"}');
 
