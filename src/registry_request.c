@@ -358,6 +358,35 @@ field_value(const RequestOp *op, const char *field, Oid typid,
 	return makeArrayResult(acc, CurrentMemoryContext);
 }
 
+/*
+ * Make the positional call; an error of it reaches the caller as a
+ * positional call's would, without the context line of this internal
+ * statement.
+ */
+static void
+run_call(SPIPlanPtr plan, Datum *values, const char *nulls)
+{
+	MemoryContext ctx = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		if (SPI_execute_plan(plan, values, nulls, false, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "snowid: registry request did not run");
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		MemoryContextSwitchTo(ctx);
+		ed = CopyErrorData();
+		FlushErrorState();
+		ed->context = NULL;
+		ReThrowError(ed);
+	}
+	PG_END_TRY();
+}
+
 PG_FUNCTION_INFO_V1(snowid_registry_request);
 
 Datum
@@ -501,9 +530,7 @@ snowid_registry_request(PG_FUNCTION_ARGS)
 					 errdetail("Every field of \"%s\" is required (null where it has no value): %s.",
 							   op->op, op_fields(op))));
 
-	if (SPI_execute_plan(op->plan, values, nulls, false, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "snowid: registry request did not run");
+	run_call(op->plan, values, nulls);
 	answer = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	answer = SPI_datumTransfer(answer, false, -1);
 	SPI_finish();
