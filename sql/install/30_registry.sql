@@ -1253,8 +1253,14 @@ BEGIN
 			floor_id := greatest(floor_id, v_host.issued_below);
 		END IF;
 
-		IF result = 'ok' AND NOT v_dec.own THEN
-			-- 6. A new holder: within the role's share of the nodes.
+		IF result = 'ok' AND
+		   (NOT v_dec.own OR v_row.lease_until < v_now) THEN
+			-- 6. A new holder, or the holder's start taking back its own
+			-- node after its lease ran out (not counted among the role's
+			-- nodes meanwhile, so the role may have claimed others in its
+			-- place): within the role's share of the nodes.  A node still
+			-- leased to its start (a renewal, a re-assertion, a claim
+			-- sent again) is counted already and always renews.
 			v_held := @extschema@.snowid_registry_claim_role_holds(v_role, v_now, v_target);
 			IF v_held >= v_set.max_nodes_per_role THEN
 				result := 'conflict';
