@@ -80,7 +80,10 @@ BEGIN
 		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '0', '110', 's0'],
 		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', 'NaN', 's0'],
 		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', '-1', 's0'],
-		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', '110', repeat('s', 65)]]
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', '110', repeat('s', 65)],
+		-- 2.1: no port, no system identifier (found by the registry fuzzer)
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', NULL, '110', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', NULL, 's0']]
 	LOOP
 		BEGIN
 			PERFORM snowid_registry_claim(0, false, 3, a[1], a[2], 'h', a[3]::integer,

@@ -279,3 +279,81 @@ BEGIN
 	RETURN NEXT;
 END
 $$;
+
+-- ---- claim-identity NULL port or system identifier refused ----
+-- A claim with no port or no system identifier was kept (the identity
+-- test was NULL, not true): refused now as any identity no server has.
+CREATE OR REPLACE FUNCTION snowid_registry_claim_write(p_row snowid_registry_node,
+											p_xmin text,
+											p_target integer,
+											p_cluster_name text,
+											p_host text,
+											p_port integer,
+											p_system_identifier numeric,
+											p_start_id text,
+											p_layout text,
+											p_now timestamptz,
+											p_until timestamptz,
+											p_last_id bigint,
+											p_role name,
+											p_hash text,
+											p_max_lead_ms bigint,
+											p_own boolean,
+											p_floor timestamptz)
+RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	-- what a member sends of itself, kept with the lease: no more than a
+	-- server has (cluster_name, a host name, a port, a system identifier,
+	-- a start identity of 32 hex digits); a port and a system identifier
+	-- every server has (2.1: NULL was kept, the test being NULL)
+	IF octet_length(p_cluster_name) > 256 OR octet_length(p_host) > 256 OR
+	   p_port IS NULL OR p_port NOT BETWEEN 1 AND 65535 OR
+	   p_system_identifier IS NULL OR
+	   NOT (p_system_identifier >= 0 AND
+			p_system_identifier < 18446744073709551616 AND
+			p_system_identifier = trunc(p_system_identifier)) OR
+	   octet_length(p_start_id) NOT BETWEEN 1 AND 64 THEN
+		RAISE EXCEPTION 'invalid identity of a member''s start'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('A member sends its cluster_name and host name (at most 256 bytes each, %s and %s here), a port from 1 to 65535 (%s), a system identifier from 0 to 2^64 - 1 (%s) and a start identity of 1 to 64 bytes (%s); nothing was recorded.',
+								  octet_length(p_cluster_name), octet_length(p_host),
+								  coalesce(p_port::text, 'none'),
+								  coalesce(p_system_identifier::text, 'none'),
+								  octet_length(p_start_id)),
+				  HINT = 'Claim as a member''s background worker does.';
+	END IF;
+	IF p_row.node_id IS NULL THEN
+		INSERT INTO @extschema@.snowid_registry_node
+			(node_id, cluster_name, host, port, system_identifier, start_id,
+			 layout, claimed_at, last_seen, lease_until, released_at, last_id,
+			 holder_role, secret_hash, max_lead_ms, floor_until)
+		VALUES (p_target, p_cluster_name, p_host, p_port, p_system_identifier,
+				p_start_id, p_layout, p_now, p_now, p_until, NULL, p_last_id,
+				p_role, p_hash, p_max_lead_ms, NULL);
+	ELSE
+		PERFORM FROM @extschema@.snowid_registry_node n
+		  WHERE n.node_id = p_target AND n.xmin::text = p_xmin
+		  FOR UPDATE NOWAIT;
+		IF NOT FOUND THEN
+			RAISE EXCEPTION USING ERRCODE = 'lock_not_available';
+		END IF;
+		UPDATE @extschema@.snowid_registry_node n
+		   SET cluster_name = p_cluster_name, host = p_host, port = p_port,
+			   system_identifier = p_system_identifier, start_id = p_start_id,
+			   layout = p_layout,
+			   claimed_at = CASE WHEN p_own THEN n.claimed_at ELSE p_now END,
+			   last_seen = p_now, lease_until = p_until, released_at = NULL,
+			   last_id = greatest(n.last_id, p_last_id),
+			   holder_role = p_role, secret_hash = p_hash,
+			   max_lead_ms = CASE WHEN p_own
+								  THEN greatest(n.max_lead_ms, p_max_lead_ms)
+								  ELSE p_max_lead_ms END,
+			   floor_until = p_floor, registry_host = false
+		 WHERE n.node_id = p_target;
+	END IF;
+END
+$$;
