@@ -95,9 +95,10 @@ Invariants (the name is what SNOWID_FUZZ_INVARIANTS picks):
                   (ok), unless the registry's rows show another start's live
                   lease of it (restored, taken by a re-assertion or after the
                   grace) or another role's open transaction claims it, its
-                  role holds max_nodes_per_role other nodes, it has a
-                  transaction of its own open, or the lease ended before the
-                  registry looked (then it is an ordinary claim)
+                  role holds max_nodes_per_role other nodes (2.1: also where
+                  the registry's row of its own node has the lease run out),
+                  it has a transaction of its own open, or the lease ended
+                  before the registry looked (then it is an ordinary claim)
   junk_checked    a member call with junk in one argument (every text, number
                   and array argument of claim, reassert, release, grant,
                   report and return: empty, huge, NULL, negative, at the
@@ -1242,7 +1243,10 @@ class RegistryFuzz(RuleBasedStateMachine):
         if not won:
             own = b is not None and b[0] == m.role and b[1] == m.start_id and b[7] is None
             others = b is not None and not own and b[7] is None and b[9] >= t0 - 5
-            full = not own and sum(
+            # (2.1: its own node too, where the registry's row has its
+            # lease run out: taken back, it is one more node of the role)
+            lapsed = b is not None and b[9] <= t1 + 5
+            full = (not own or lapsed) and sum(
                 1 for n, r in self.before_nodes.items()
                 if n != node and r[0] == m.role and r[7] is None and r[9] >= t0 - 5) >= MAX_NODES_PER_ROLE
             # (a claim of it in another role's open transaction: see call())
@@ -1381,14 +1385,19 @@ class RegistryFuzz(RuleBasedStateMachine):
                         self.violate('next_value', f'{m.role} was granted {l - f + 1} values of '
                                      f'{pool}, more than the cap {cap}')
                 self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), l + 1)
-                for o in self.members:
-                    for r in o.ranges:
-                        if r[0] == pool and r[1] <= l and f <= r[2] and self.protected(r, t1):
-                            self.violate('ranges_disjoint', f'{m.role} was granted {f}..{l} of '
-                                         f'{pool}, which {o.role} holds ({r[1]}..{r[2]})')
-                m.ranges.append([pool, f, l, None])
+                self.take_range(m, pool, f, l, t1)
         self.check_cross_role(m)
         self.check_pools('a grant')
+
+    def take_range(self, m, pool, f, l, t1):
+        """m was granted f..l of pool (answered at t1): no other member
+        holds any of it; m holds it from now on."""
+        for o in self.members:
+            for r in o.ranges:
+                if r[0] == pool and r[1] <= l and f <= r[2] and self.protected(r, t1):
+                    self.violate('ranges_disjoint', f'{m.role} was granted {f}..{l} of '
+                                 f'{pool}, which {o.role} holds ({r[1]}..{r[2]})')
+        m.ranges.append([pool, f, l, None])
 
     @rule(i=members_i)
     @timed
@@ -1751,7 +1760,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.take_claim_answer(o, node, rows, t0, t1, None)
         self.check_answer_time(o, 'renewal', attack, rows, err)
         during += attack.is_alive()
-        rows, err, _, _ = self.call(
+        rows, err, _, t1 = self.call(
             o, "SELECT g.result, g.first_value, g.last_value, g.values_left, g.detail "
             "FROM snowid.snowid_pool_grant(%s::text, %s::int4, %s::numeric, %s::text, %s::text, "
             "%s::text, %s::int8, %s::int8[], %s::int8[]) g",
@@ -1759,9 +1768,8 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.check_answer_time(o, 'grant', attack, rows, err)
         during += attack.is_alive()
         if rows and rows[0][0] == 'granted':
-            f, l = rows[0][1], rows[0][2]
-            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), l + 1)
-            o.ranges.append([pool, f, l, None])
+            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), rows[0][2] + 1)
+            self.take_range(o, pool, rows[0][1], rows[0][2], t1)
         return during
 
     def check_answer_time(self, o, what, attack, rows, err):
@@ -2023,7 +2031,7 @@ class RegistryFuzz(RuleBasedStateMachine):
                 f, l = rows[0][1], rows[0][2]
                 self.allowed_next[args[0]] = max(self.allowed_next.get(args[0], 0), l + 1)
                 if result == 'granted':
-                    m.ranges.append([args[0], f, l, None])
+                    self.take_range(m, args[0], f, l, t1)
         self.check_cross_role(m)
         self.check_pools(f'a call with junk: {what}')
 
@@ -2064,13 +2072,7 @@ class RegistryFuzz(RuleBasedStateMachine):
                  [r[1] for r in m.ranges if r[0] == UPSTREAM_POOL],
                  [r[2] for r in m.ranges if r[0] == UPSTREAM_POOL]])
             if rows and rows[0][0] == 'granted':
-                f, l = rows[0][1], rows[0][2]
-                for o in self.members:
-                    for r in o.ranges:
-                        if r[0] == UPSTREAM_POOL and r[1] <= l and f <= r[2] and self.protected(r, t1):
-                            self.violate('ranges_disjoint', f'{m.role} was granted {f}..{l} of '
-                                         f'{UPSTREAM_POOL}, which {o.role} holds ({r[1]}..{r[2]})')
-                m.ranges.append([UPSTREAM_POOL, f, l, None])
+                self.take_range(m, UPSTREAM_POOL, rows[0][1], rows[0][2], t1)
         nv, take_last, held_last, grace = self.reach()
         if nv is None or take_last is None:
             lo, hi = BIG - 1023, BIG
