@@ -9,3 +9,16 @@
 -- makes the positional call as the caller, so it is left to PUBLIC and an
 -- updated registry needs no new GRANT.
 -- @function snowid_registry_request
+
+-- ---- role-limit claim of a lapsed own node ----
+-- A start taking back its own node after its lease ran out is counted
+-- against max_nodes_per_role (step 6) like a new holder: 2.0 skipped the
+-- count for a start's own node, so a role could claim other nodes while
+-- its lease was out and then take it back, holding more than the limit.
+-- @function snowid_registry_claim_serve
+
+-- ---- claim-identity NULL port or system identifier refused ----
+-- A claim with no port or no system identifier was kept (the identity
+-- test was NULL, not true): refused now as any identity no server has.
+-- @function snowid_registry_claim_write
+
