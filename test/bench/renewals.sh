@@ -13,6 +13,11 @@
 #   bash test/bench/renewals.sh --smoke    # tiny run that only proves it works
 #   SNOWID_RENEWALS_BASE=1.4 bash test/bench/renewals.sh   # against 1.4 (any from 1.4)
 #
+# Also: PG_CONFIG (the PostgreSQL 15 to build for and run), SNOWID_BENCH_PORT
+# (55461), SNOWID_BENCH_OUT (where renewals.md goes), SNOWID_SKIP_BUILD=1,
+# SNOWID_RENEWALS_PROCESSES (snowid.registry_processes, 2),
+# SNOWID_RENEWALS_ROUNDS, _RATE_SECS, _MAX_SECS (5 rounds of 20 s and 10 s).
+#
 # The registry preloads snowid (2.0 needs it); the clients run on the same cores as the
 # registry (8 pgbench clients on this 2-core machine), so if anything this
 # overstates the latency.
@@ -30,6 +35,10 @@ if [ $mode = full ]; then
 else
 	ROUNDS=1; RATE_SECS=2; MAX_SECS=1
 fi
+# (a shorter or longer run: rounds, seconds at the rate, seconds flat out)
+ROUNDS=${SNOWID_RENEWALS_ROUNDS:-$ROUNDS}
+RATE_SECS=${SNOWID_RENEWALS_RATE_SECS:-$RATE_SECS}
+MAX_SECS=${SNOWID_RENEWALS_MAX_SECS:-$MAX_SECS}
 NODES=1024
 CLIENTS=8
 
