@@ -278,7 +278,7 @@ $registry->reload;
 $registry->safe_psql('postgres',
 	"ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
 $registry->reload;
-sleep(0.5);
+sleep(1);		# (read by the server processes and the checkpointer)
 my ($rc10, $out10, $err10) = $registry->psql('reg',
 	"SET statement_timeout = '1500ms';\n" . claim_sql(6, 'vic6'),
 	extra_params => [ '-U', 'm_v' ]);
