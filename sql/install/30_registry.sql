@@ -510,6 +510,13 @@ DECLARE
 	v_epoch timestamptz;
 	v_why text;
 BEGIN
+	-- The registry's own layout passed this check when the first claim set
+	-- it: a claim sending the same text (every renewal) skips the pattern,
+	-- which was a third of a renewal's time in the server processes.
+	IF EXISTS (SELECT FROM @extschema@.snowid_registry_settings s
+				WHERE s.layout OPERATOR(pg_catalog.=) p_layout) THEN
+		RETURN;
+	END IF;
 	m := pg_catalog.regexp_match(p_layout,
 		'^epoch ([0-9]{4,5}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6})\+00, tick ([1-9][0-9]{0,10})us, node_bits (0|[1-9][0-9]?), sequence_bits (0|[1-9][0-9]?), id_bits ([1-9][0-9]?)$');
 	IF m IS NULL THEN

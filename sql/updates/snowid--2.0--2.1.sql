@@ -22,3 +22,8 @@
 -- test was NULL, not true): refused now as any identity no server has.
 -- @function snowid_registry_claim_write
 
+
+-- ---- layout check: the registry's own layout skips the pattern ----
+-- A renewal sends the layout the registry already holds (checked when it
+-- was set); matching the pattern again was a third of a renewal's cost.
+-- @function snowid_registry_layout_check
