@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * counter.h
+ *	  Counters per key: a counter (its handle a sequence of its name, its
+ *	  settings a row of snowid_counter) gives each key of its own the values
+ *	  start, start + 1, ...  Nothing here touches shared memory or GUCs.
+ *
+ * The subsystem, its calls running one way (each file calls only those
+ * listed before it):
+ *	 counter_catalog.c	a counter by name: the lookup, its settings (cached
+ *						per backend), the privilege checks, the key's text;
+ *	 counter_gapless.c	the row per key (snowid_counter_key), read and
+ *						written through SPI in the caller's transaction;
+ *	 counter_sql.c		the SQL functions.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_COUNTER_H
+#define SNOWID_COUNTER_H
+
+#include "fmgr.h"
+
+/* The longest key, in bytes: a key is a name, not a document. */
+#define SNOWID_COUNTER_KEY_MAX 200
+
+/* A counter as a backend knows it. */
+typedef struct SnowidCounter
+{
+	Oid			relid;			/* its sequence */
+	Oid			extnsp;			/* schema of snowid's tables */
+	int64		start;
+	int64		maxvalue;		/* of its type */
+	Oid			type;
+	const char *name;			/* qualified, for messages */
+} SnowidCounter;
+
+#endif							/* SNOWID_COUNTER_H */

@@ -1,0 +1,172 @@
+/*-------------------------------------------------------------------------
+ *
+ * counter_gapless.c
+ *	  Counters per key: the row per key of snowid_counter_key, written in
+ *	  the caller's transaction.  Taking a value is the row's update (or
+ *	  its insertion at the key's first use), so a rollback gives the value
+ *	  back and the committed values of a key run start, start + 1, ...
+ *	  with no hole; a second taker of the same key waits for the first to
+ *	  end, as with a hand-written counter row.  Also the settings row of
+ *	  snowid_counter, written once at creation.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "counter_exec.h"
+#include "counter_gapless.h"
+#include "utils/builtins.h"
+
+/* the common case first: the key has a row */
+static const SnowidCounterStmt row_update = {
+	"UPDATE %s.snowid_counter_key "
+	"SET last = last OPERATOR(pg_catalog.+) 1 "
+	"WHERE counter OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2 "
+	"RETURNING last", 2, {REGCLASSOID, TEXTOID}
+};
+
+/* its first use (or a race with another first use, which then waits) */
+static const SnowidCounterStmt row_insert = {
+	"INSERT INTO %s.snowid_counter_key AS k (counter, key, last) "
+	"VALUES ($1, $2, $3) ON CONFLICT (counter, key) "
+	"DO UPDATE SET last = k.last OPERATOR(pg_catalog.+) 1 RETURNING last",
+	3, {REGCLASSOID, TEXTOID, INT8OID}
+};
+
+static const SnowidCounterStmt row_read = {
+	"SELECT last FROM %s.snowid_counter_key "
+	"WHERE counter OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2",
+	2, {REGCLASSOID, TEXTOID}
+};
+
+/* moved forward only: no row comes back when last is already beyond */
+static const SnowidCounterStmt row_move = {
+	"INSERT INTO %s.snowid_counter_key AS k (counter, key, last) "
+	"VALUES ($1, $2, $3) ON CONFLICT (counter, key) "
+	"DO UPDATE SET last = excluded.last "
+	"WHERE k.last OPERATOR(pg_catalog.<=) excluded.last RETURNING last",
+	3, {REGCLASSOID, TEXTOID, INT8OID}
+};
+
+static const SnowidCounterStmt row_forget = {
+	"DELETE FROM %s.snowid_counter_key "
+	"WHERE counter OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2 "
+	"RETURNING last", 2, {REGCLASSOID, TEXTOID}
+};
+
+static const SnowidCounterStmt rows_forget = {
+	"WITH k AS (DELETE FROM %1$s.snowid_counter_key "
+	"WHERE counter OPERATOR(pg_catalog.=) $1 RETURNING 1), "
+	"c AS (DELETE FROM %1$s.snowid_counter "
+	"WHERE counter OPERATOR(pg_catalog.=) $1 RETURNING 1) "
+	"SELECT (SELECT pg_catalog.count(*) FROM k), (SELECT pg_catalog.count(*) FROM c)",
+	1, {REGCLASSOID}
+};
+
+static const SnowidCounterStmt row_create = {
+	"INSERT INTO %s.snowid_counter (counter, type, mode, start, stamp) "
+	"VALUES ($1, $2, 'gapless', $3, $4) RETURNING 1::pg_catalog.int8",
+	4, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID}
+};
+
+/* The next value of key, taken in the caller's transaction. */
+int64
+snowid_counter_row_next(const SnowidCounter *c, text *key)
+{
+	Datum		args[3];
+	int64		out[2];
+
+	args[0] = ObjectIdGetDatum(c->relid);
+	args[1] = PointerGetDatum(key);
+	args[2] = Int64GetDatum(c->start);
+	if (!snowid_counter_exec(c->extnsp, &row_update, args, out) &&
+		!snowid_counter_exec(c->extnsp, &row_insert, args, out))
+		elog(ERROR, "counter %s: key row neither updated nor inserted",
+			 c->name);
+	if (out[0] > c->maxvalue || out[0] < c->start)
+		ereport(ERROR,
+				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+				 errmsg("counter %s has no value left for key \"%s\"",
+						c->name, text_to_cstring(key)),
+				 errdetail("Its values end at " INT64_FORMAT ".", c->maxvalue)));
+	return out[0];
+}
+
+/* The last value given to key, as this transaction sees it: false if none. */
+bool
+snowid_counter_row_last(const SnowidCounter *c, text *key, int64 *last)
+{
+	Datum		args[2];
+	int64		out[2];
+
+	args[0] = ObjectIdGetDatum(c->relid);
+	args[1] = PointerGetDatum(key);
+	if (!snowid_counter_exec(c->extnsp, &row_read, args, out))
+		return false;
+	*last = out[0];
+	return true;
+}
+
+/* Make next the next value of key; refused at or below a value given. */
+void
+snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
+{
+	Datum		args[3];
+	int64		out[2];
+	int64		last;
+
+	args[0] = ObjectIdGetDatum(c->relid);
+	args[1] = PointerGetDatum(key);
+	args[2] = Int64GetDatum(next - 1);
+	if (snowid_counter_exec(c->extnsp, &row_move, args, out))
+		return;
+	/* the row is locked now (ON CONFLICT ... WHERE locks it): read it */
+	if (!snowid_counter_row_last(c, key, &last))
+		last = next - 1;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("counter %s cannot go back for key \"%s\"",
+					c->name, text_to_cstring(key)),
+			 errdetail("It has given the key values up to " INT64_FORMAT "; its next value cannot be " INT64_FORMAT ".",
+					   last, next),
+			 errhint("Restart the key at " INT64_FORMAT " or above, or drop the key to start it over.",
+					 last + 1)));
+}
+
+/* Forget key: its next use starts over.  Whether it had a row. */
+bool
+snowid_counter_row_forget(const SnowidCounter *c, text *key)
+{
+	Datum		args[2];
+	int64		out[2];
+
+	args[0] = ObjectIdGetDatum(c->relid);
+	args[1] = PointerGetDatum(key);
+	return snowid_counter_exec(c->extnsp, &row_forget, args, out);
+}
+
+/* Remove every row of counter relid (dropped, or a stale OID reused). */
+void
+snowid_counter_rows_forget(Oid extnsp, Oid relid)
+{
+	Datum		arg = ObjectIdGetDatum(relid);
+	int64		out[2];
+
+	(void) snowid_counter_exec(extnsp, &rows_forget, &arg, out);
+}
+
+/* Register counter relid. */
+void
+snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
+						  int64 stamp)
+{
+	Datum		args[4];
+	int64		out[2];
+
+	args[0] = ObjectIdGetDatum(relid);
+	args[1] = ObjectIdGetDatum(type);
+	args[2] = Int64GetDatum(start);
+	args[3] = Int64GetDatum(stamp);
+	(void) snowid_counter_exec(extnsp, &row_create, args, out);
+}

@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * counter_sql.c
+ *	  Counters per key: the SQL functions snowid_counter_create,
+ *	  snowid_counter_next, snowid_counter_current, snowid_counter_restart,
+ *	  snowid_counter_drop_key and snowid_counter_drop.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "counter_catalog.h"
+#include "counter_gapless.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "tcop/utility.h"
+#include "ticket_catalog.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/varlena.h"
+
+PG_FUNCTION_INFO_V1(snowid_counter_create);
+PG_FUNCTION_INFO_V1(snowid_counter_next);
+PG_FUNCTION_INFO_V1(snowid_counter_current);
+PG_FUNCTION_INFO_V1(snowid_counter_restart);
+PG_FUNCTION_INFO_V1(snowid_counter_drop_key);
+PG_FUNCTION_INFO_V1(snowid_counter_drop);
+
+/* Run a utility statement as the caller, its names already qualified. */
+static void
+snowid_counter_utility(const char *sql)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "\"%s\" failed", sql);
+	SPI_finish();
+}
+
+Datum
+snowid_counter_create(PG_FUNCTION_ARGS)
+{
+	text	   *name = PG_GETARG_TEXT_PP(0);
+	Oid			type = PG_GETARG_OID(1);
+	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	int64		start = PG_GETARG_INT64(3);
+	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	int64		maxvalue = snowid_ticket_type_max(type);
+	RangeVar   *rv;
+	Oid			nspid;
+	Oid			relid;
+	char	   *qualified;
+
+	PreventCommandIfReadOnly("snowid_counter_create()");
+	if (maxvalue == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid type for counter: %s",
+						OidIsValid(type) ? format_type_be(type) : "-"),
+				 errdetail("Counters are of type integer or bigint.")));
+	if (strcmp(mode, "gapless") != 0)
+		ereport(ERROR,
+				(errcode(strcmp(mode, "fast") == 0 ?
+						 ERRCODE_FEATURE_NOT_SUPPORTED :
+						 ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid mode for counter: \"%s\"", mode),
+				 errdetail("This version makes counters of mode gapless only."),
+				 errhint("Leave out mode, or write mode => 'gapless'.")));
+	if (start < 0 || start >= maxvalue)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid start for counter: " INT64_FORMAT, start),
+				 errdetail("A counter of type %s starts between 0 and " INT64_FORMAT ".",
+						   format_type_be(type), maxvalue - 1)));
+
+	rv = makeRangeVarFromNameList(textToQualifiedNameList(name));
+	nspid = RangeVarGetCreationNamespace(rv);
+	if (isAnyTempNamespace(nspid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("counters cannot be temporary"),
+				 errdetail("Their keys' values outlive the session.")));
+	qualified = quote_qualified_identifier(get_namespace_name(nspid),
+										   rv->relname);
+
+	/*
+	 * The handle: a sequence of the caller (who needs CREATE on the
+	 * schema), never advanced; its privileges are the counter's.
+	 */
+	snowid_counter_utility(psprintf("CREATE SEQUENCE %s AS smallint MINVALUE 0 "
+									"MAXVALUE 1 START 0 CACHE 1 NO CYCLE",
+									qualified));
+	CommandCounterIncrement();
+	relid = get_relname_relid(rv->relname, nspid);
+	if (!OidIsValid(relid))
+		elog(ERROR, "sequence %s not found after creation", qualified);
+	snowid_counter_utility(psprintf("COMMENT ON SEQUENCE %s IS %s", qualified,
+									quote_literal_cstr("counter per key (its privileges are the counter's): take values with snowid_counter_next()")));
+	/* rows with this OID are stale: their sequence was dropped unnoticed */
+	snowid_counter_rows_forget(extnsp, relid);
+	snowid_counter_row_create(extnsp, relid, type, start,
+							  GetCurrentTimestamp());
+	PG_RETURN_OID(relid);
+}
+
+/* snowid_counter_next(counter, key): the key's next value */
+Datum
+snowid_counter_next(PG_FUNCTION_ARGS)
+{
+	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_TAKE);
+	text	   *key = snowid_counter_key_arg(fcinfo, 1);
+
+	PreventCommandIfReadOnly("snowid_counter_next()");
+	PG_RETURN_INT64(snowid_counter_row_next(c, key));
+}
+
+/* snowid_counter_current(counter, key): the last value given, or NULL */
+Datum
+snowid_counter_current(PG_FUNCTION_ARGS)
+{
+	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_READ);
+	text	   *key = snowid_counter_key_arg(fcinfo, 1);
+	int64		last;
+
+	if (!snowid_counter_row_last(c, key, &last))
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(last);
+}
+
+/* snowid_counter_restart(counter, key, next): forward only */
+Datum
+snowid_counter_restart(PG_FUNCTION_ARGS)
+{
+	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_MOVE);
+	text	   *key = snowid_counter_key_arg(fcinfo, 1);
+	int64		next;
+
+	PreventCommandIfReadOnly("snowid_counter_restart()");
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("next value of a counter key must not be null")));
+	next = PG_GETARG_INT64(2);
+	if (next < c->start || next > c->maxvalue)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("next value " INT64_FORMAT " is out of range for counter %s",
+						next, c->name),
+				 errdetail("Its values run from " INT64_FORMAT " to " INT64_FORMAT ".",
+						   c->start, c->maxvalue)));
+	snowid_counter_row_move(c, key, next);
+	PG_RETURN_VOID();
+}
+
+/* snowid_counter_drop_key(counter, key): whether the key had been used */
+Datum
+snowid_counter_drop_key(PG_FUNCTION_ARGS)
+{
+	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_OWN);
+	text	   *key = snowid_counter_key_arg(fcinfo, 1);
+
+	PreventCommandIfReadOnly("snowid_counter_drop_key()");
+	PG_RETURN_BOOL(snowid_counter_row_forget(c, key));
+}
+
+/* snowid_counter_drop(counter): its sequence and rows */
+Datum
+snowid_counter_drop(PG_FUNCTION_ARGS)
+{
+	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_OWN);
+	Oid			relid = c->relid;
+	Oid			extnsp = c->extnsp;
+	char	   *qualified;
+
+	PreventCommandIfReadOnly("snowid_counter_drop()");
+	qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+										   get_rel_name(relid));
+	snowid_counter_utility(psprintf("DROP SEQUENCE %s", qualified));
+	/* the event trigger did it already where event triggers fire */
+	snowid_counter_rows_forget(extnsp, relid);
+	PG_RETURN_VOID();
+}
