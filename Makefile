@@ -31,7 +31,9 @@ OBJS = \
 	src/ticket_lookup.o \
 	src/counter_exec.o \
 	src/counter_catalog.o \
-	src/counter_gapless.o \
+	src/counter_row.o \
+	src/counter_cache.o \
+	src/counter_fast.o \
 	src/decode.o \
 	src/uuid.o \
 	src/stats.o \
@@ -85,7 +87,7 @@ REGRESS = upgrade registry registry_trust pool layout layout_change partition ge
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
 # (PostgreSQL 15's pg_isolation_regress has no --expecteddir).
-ISOLATION = concurrent_next ticket_boundary ticket_drop ticket_named registry_claim pool_grant counter_gapless
+ISOLATION = concurrent_next ticket_boundary ticket_drop ticket_named registry_claim pool_grant counter_row counter_fast
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=snowid
 
 # TAP tests in test/t, run by `make prove` only: they start servers of their

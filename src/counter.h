@@ -9,7 +9,7 @@
  * listed before it):
  *	 counter_catalog.c	a counter by name: the lookup, its settings (cached
  *						per backend), the privilege checks, the key's text;
- *	 counter_gapless.c	the row per key (snowid_counter_key), read and
+ *	 counter_row.c	the row per key (snowid_counter_key), read and
  *						written through SPI in the caller's transaction;
  *	 counter_sql.c		the SQL functions.
  *
@@ -28,7 +28,10 @@ typedef struct SnowidCounter
 {
 	Oid			relid;			/* its sequence */
 	Oid			extnsp;			/* schema of snowid's tables */
+	int64		stamp;			/* its creation: tells a reused OID apart */
 	int64		start;
+	int64		block;			/* values reserved at a time (fast) */
+	bool		fast;			/* mode fast, else gapless */
 	int64		maxvalue;		/* of its type */
 	Oid			type;
 	const char *name;			/* qualified, for messages */

@@ -78,7 +78,9 @@ snowid_counter_entry(Oid relid)
 }
 
 static const SnowidCounterStmt counter_settings = {
-	"SELECT type::pg_catalog.oid::pg_catalog.int8, start FROM %s.snowid_counter "
+	"SELECT type::pg_catalog.oid::pg_catalog.int8, start, block::pg_catalog.int8, "
+	"(mode OPERATOR(pg_catalog.=) 'fast')::pg_catalog.int4::pg_catalog.int8, stamp "
+	"FROM %s.snowid_counter "
 	"WHERE counter OPERATOR(pg_catalog.=) $1", 1, {REGCLASSOID}
 };
 
@@ -88,7 +90,7 @@ snowid_counter_read(SnowidCounterEntry *entry, Oid relid, Oid extnsp,
 					const char *name)
 {
 	Datum		arg = ObjectIdGetDatum(relid);
-	int64		out[2];
+	int64		out[COUNTER_STMT_OUTS];
 	Oid			type;
 
 	if (!snowid_counter_exec(extnsp, &counter_settings, &arg, out))
@@ -98,6 +100,9 @@ snowid_counter_read(SnowidCounterEntry *entry, Oid relid, Oid extnsp,
 	entry->counter.extnsp = extnsp;
 	entry->counter.type = type;
 	entry->counter.start = out[1];
+	entry->counter.block = out[2];
+	entry->counter.fast = out[3] != 0;
+	entry->counter.stamp = out[4];
 	entry->counter.maxvalue = snowid_ticket_type_max(type);
 	entry->counter.name = MemoryContextStrdup(TopMemoryContext, name);
 	entry->valid = true;

@@ -96,7 +96,7 @@ snowid_counter_exec(Oid extnsp, const SnowidCounterStmt *stmt, Datum *args,
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		HeapTuple	tup = SPI_tuptable->vals[0];
 
-		for (int i = 0; i < desc->natts && i < 2; i++)
+		for (int i = 0; i < desc->natts && i < COUNTER_STMT_OUTS; i++)
 		{
 			bool		isnull;
 			Datum		d = SPI_getbinval(tup, desc, i + 1, &isnull);

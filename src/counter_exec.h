@@ -13,11 +13,12 @@
 
 #include "postgres.h"
 
-#define COUNTER_STMT_ARGS 4
+#define COUNTER_STMT_ARGS 6
+#define COUNTER_STMT_OUTS 5
 
 /*
  * A statement: sql has one %s, the schema of snowid's tables; it returns
- * at most one row of at most two bigint columns.  Every operator and
+ * at most one row of at most COUNTER_STMT_OUTS bigint columns.  Every operator and
  * function in it is schema-qualified: it runs with the caller's
  * search_path.
  */

@@ -12,7 +12,10 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "counter_catalog.h"
-#include "counter_gapless.h"
+#include "counter_cache.h"
+#include "counter_fast.h"
+#include "counter_row.h"
+#include "funcapi.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -29,6 +32,7 @@ PG_FUNCTION_INFO_V1(snowid_counter_current);
 PG_FUNCTION_INFO_V1(snowid_counter_restart);
 PG_FUNCTION_INFO_V1(snowid_counter_drop_key);
 PG_FUNCTION_INFO_V1(snowid_counter_drop);
+PG_FUNCTION_INFO_V1(snowid_counter_cache);
 
 /* Run a utility statement as the caller, its names already qualified. */
 static void
@@ -48,6 +52,8 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 	Oid			type = PG_GETARG_OID(1);
 	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	int64		start = PG_GETARG_INT64(3);
+	int32		block = PG_GETARG_INT32(4);
+	bool		fast = strcmp(mode, "fast") == 0;
 	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	int64		maxvalue = snowid_ticket_type_max(type);
 	RangeVar   *rv;
@@ -62,14 +68,21 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 				 errmsg("invalid type for counter: %s",
 						OidIsValid(type) ? format_type_be(type) : "-"),
 				 errdetail("Counters are of type integer or bigint.")));
-	if (strcmp(mode, "gapless") != 0)
+	if (!fast && strcmp(mode, "gapless") != 0)
 		ereport(ERROR,
-				(errcode(strcmp(mode, "fast") == 0 ?
-						 ERRCODE_FEATURE_NOT_SUPPORTED :
-						 ERRCODE_INVALID_PARAMETER_VALUE),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid mode for counter: \"%s\"", mode),
-				 errdetail("This version makes counters of mode gapless only."),
-				 errhint("Leave out mode, or write mode => 'gapless'.")));
+				 errdetail("A counter's mode is gapless (its values taken in the caller's transaction) or fast (from shared memory).")));
+	if (block < 1 || (!fast && block != 100 && block != 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid block size for counter: %d", block),
+				 errdetail("%s", fast ? "The block size must be at least 1." :
+						   "A gapless counter takes its values one at a time: it has no block size."),
+				 errhint("%s", fast ? "Leave out block for the default of 100." :
+						 "Leave out block, or write mode => 'fast'.")));
+	if (fast)
+		snowid_counter_require_shared();
 	if (start < 0 || start >= maxvalue)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -103,7 +116,7 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 	/* rows with this OID are stale: their sequence was dropped unnoticed */
 	snowid_counter_rows_forget(extnsp, relid);
 	snowid_counter_row_create(extnsp, relid, type, start,
-							  GetCurrentTimestamp());
+							  GetCurrentTimestamp(), mode, fast ? block : 1);
 	PG_RETURN_OID(relid);
 }
 
@@ -115,10 +128,17 @@ snowid_counter_next(PG_FUNCTION_ARGS)
 	text	   *key = snowid_counter_key_arg(fcinfo, 1);
 
 	PreventCommandIfReadOnly("snowid_counter_next()");
-	PG_RETURN_INT64(snowid_counter_row_next(c, key));
+	PreventCommandIfParallelMode("snowid_counter_next()");
+	if (c->fast)
+		PG_RETURN_INT64(snowid_counter_fast_next(c, key));
+	PG_RETURN_INT64(snowid_counter_row_next(c, key, 1));
 }
 
-/* snowid_counter_current(counter, key): the last value given, or NULL */
+/*
+ * snowid_counter_current(counter, key): the last value given, or NULL if
+ * none; in mode fast, the last handed out on this server while the key is
+ * cached, else the highest reserved.
+ */
 Datum
 snowid_counter_current(PG_FUNCTION_ARGS)
 {
@@ -126,6 +146,8 @@ snowid_counter_current(PG_FUNCTION_ARGS)
 	text	   *key = snowid_counter_key_arg(fcinfo, 1);
 	int64		last;
 
+	if (c->fast && snowid_counter_fast_last(c, key, &last))
+		PG_RETURN_INT64(last);
 	if (!snowid_counter_row_last(c, key, &last))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(last);
@@ -153,6 +175,8 @@ snowid_counter_restart(PG_FUNCTION_ARGS)
 				 errdetail("Its values run from " INT64_FORMAT " to " INT64_FORMAT ".",
 						   c->start, c->maxvalue)));
 	snowid_counter_row_move(c, key, next);
+	if (c->fast)
+		snowid_counter_fast_forget(c, key);
 	PG_RETURN_VOID();
 }
 
@@ -163,8 +187,13 @@ snowid_counter_drop_key(PG_FUNCTION_ARGS)
 	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_OWN);
 	text	   *key = snowid_counter_key_arg(fcinfo, 1);
 
+	bool		had;
+
 	PreventCommandIfReadOnly("snowid_counter_drop_key()");
-	PG_RETURN_BOOL(snowid_counter_row_forget(c, key));
+	had = snowid_counter_row_forget(c, key);
+	if (c->fast)
+		snowid_counter_fast_forget(c, key);
+	PG_RETURN_BOOL(had);
 }
 
 /* snowid_counter_drop(counter): its sequence and rows */
@@ -183,4 +212,26 @@ snowid_counter_drop(PG_FUNCTION_ARGS)
 	/* the event trigger did it already where event triggers fire */
 	snowid_counter_rows_forget(extnsp, relid);
 	PG_RETURN_VOID();
+}
+
+/* snowid_counter_cache(): the keys of fast counters cached on this server */
+Datum
+snowid_counter_cache(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	int64		keys;
+	int64		capacity;
+	int64		evictions;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	snowid_counter_require_shared();
+	snowid_counter_cache_counts(&keys, &capacity, &evictions);
+	values[0] = Int64GetDatum(keys);
+	values[1] = Int64GetDatum(capacity);
+	values[2] = Int64GetDatum(evictions);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc),
+													  values, nulls)));
 }

@@ -13,16 +13,21 @@ CREATE TABLE snowid_counter (
 			   type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype),
 	mode text NOT NULL
 		CONSTRAINT snowid_counter_mode_check
-		CHECK (mode OPERATOR(pg_catalog.=) 'gapless'),
+		CHECK (mode OPERATOR(pg_catalog.=) 'gapless' OR
+			   mode OPERATOR(pg_catalog.=) 'fast'),
 	start bigint NOT NULL,
+	block integer NOT NULL			-- fast: values a key reserves at a time
+		CONSTRAINT snowid_counter_block_check CHECK (block >= 1),
 	stamp bigint NOT NULL			-- creation time in microseconds
 );
 
 COMMENT ON TABLE snowid_counter IS
 'counters per key of this database: name (its sequence), type, mode and first value (written by snowid_counter_create, removed when the counter is dropped)';
 
--- One row per key used: the last value issued to it (gapless: written in
--- the caller's transaction).  No row: the key's next value is the start.
+-- One row per key used, written in the caller's transaction: the last value
+-- given to it (gapless), or the last of the blocks reserved for it (fast:
+-- every value handed out lies at or below).  No row: the key's next value
+-- is the start.
 CREATE TABLE snowid_counter_key (
 	counter regclass NOT NULL,
 	key text NOT NULL,
@@ -31,7 +36,7 @@ CREATE TABLE snowid_counter_key (
 );
 
 COMMENT ON TABLE snowid_counter_key IS
-'the last value each key of a counter has been given (written by snowid_counter_next, snowid_counter_restart and snowid_counter_drop_key)';
+'the last value each key of a counter has been given (gapless) or reserved (fast), written by snowid_counter_next, snowid_counter_restart and snowid_counter_drop_key';
 
 SELECT pg_catalog.pg_extension_config_dump('snowid_counter', '');
 SELECT pg_catalog.pg_extension_config_dump('snowid_counter_key', '');
@@ -41,20 +46,21 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_counter_key', '');
 -- database owner, whose pg_dump copies both tables.
 REVOKE ALL ON snowid_counter FROM PUBLIC;
 REVOKE ALL ON snowid_counter_key FROM PUBLIC;
-GRANT SELECT (counter, type, mode, start) ON snowid_counter TO PUBLIC;
+GRANT SELECT (counter, type, mode, start, block) ON snowid_counter TO PUBLIC;
 GRANT SELECT ON snowid_counter TO pg_database_owner;
 GRANT SELECT ON snowid_counter_key TO pg_database_owner;
 
 CREATE FUNCTION snowid_counter_create(name text,
 									  type regtype DEFAULT 'bigint',
 									  mode text DEFAULT 'gapless',
-									  start bigint DEFAULT 1)
+									  start bigint DEFAULT 1,
+									  block integer DEFAULT 100)
 RETURNS regclass
 AS 'MODULE_PATHNAME', 'snowid_counter_create'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION snowid_counter_create(text, regtype, text, bigint) IS
-'create counter name: values start, start + 1, ... per key, of type integer or bigint, in mode gapless (taken in the caller''s transaction)';
+COMMENT ON FUNCTION snowid_counter_create(text, regtype, text, bigint, integer) IS
+'create counter name: values start, start + 1, ... per key, of type integer or bigint, in mode gapless (taken in the caller''s transaction) or fast (from shared memory, block values reserved per key at a time)';
 
 CREATE FUNCTION snowid_counter_next(counter text, key text)
 RETURNS bigint
@@ -119,6 +125,15 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION snowid_counter_drop_key(text, bigint) IS
 'forget key: its next use starts again at the counter''s start (only the counter''s owner)';
+
+CREATE FUNCTION snowid_counter_cache(OUT keys bigint, OUT capacity bigint,
+									 OUT evictions bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_counter_cache'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_counter_cache() IS
+'keys of fast counters cached in this server''s shared memory (all databases), the most it holds (snowid.counter_keys) and keys evicted since start';
 
 CREATE FUNCTION snowid_counter_drop(counter text)
 RETURNS void

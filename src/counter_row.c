@@ -1,13 +1,14 @@
 /*-------------------------------------------------------------------------
  *
- * counter_gapless.c
+ * counter_row.c
  *	  Counters per key: the row per key of snowid_counter_key, written in
- *	  the caller's transaction.  Taking a value is the row's update (or
- *	  its insertion at the key's first use), so a rollback gives the value
- *	  back and the committed values of a key run start, start + 1, ...
- *	  with no hole; a second taker of the same key waits for the first to
- *	  end, as with a hand-written counter row.  Also the settings row of
- *	  snowid_counter, written once at creation.
+ *	  the caller's transaction, and the settings row of snowid_counter,
+ *	  written once at creation.  Taking n values is the row's update (or
+ *	  its insertion at the key's first use), last += n: in gapless mode n
+ *	  is 1, so a rollback gives the value back and the committed values of
+ *	  a key run start, start + 1, ... with no hole, a second taker of the
+ *	  key waiting for the first to end, as with a hand-written counter
+ *	  row; in fast mode n is a block (counter_fast.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -15,23 +16,23 @@
 
 #include "catalog/pg_type.h"
 #include "counter_exec.h"
-#include "counter_gapless.h"
+#include "counter_row.h"
 #include "utils/builtins.h"
 
 /* the common case first: the key has a row */
 static const SnowidCounterStmt row_update = {
 	"UPDATE %s.snowid_counter_key "
-	"SET last = last OPERATOR(pg_catalog.+) 1 "
+	"SET last = last OPERATOR(pg_catalog.+) $3 "
 	"WHERE counter OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2 "
-	"RETURNING last", 2, {REGCLASSOID, TEXTOID}
+	"RETURNING last", 3, {REGCLASSOID, TEXTOID, INT8OID}
 };
 
 /* its first use (or a race with another first use, which then waits) */
 static const SnowidCounterStmt row_insert = {
 	"INSERT INTO %s.snowid_counter_key AS k (counter, key, last) "
-	"VALUES ($1, $2, $3) ON CONFLICT (counter, key) "
-	"DO UPDATE SET last = k.last OPERATOR(pg_catalog.+) 1 RETURNING last",
-	3, {REGCLASSOID, TEXTOID, INT8OID}
+	"VALUES ($1, $2, $4) ON CONFLICT (counter, key) "
+	"DO UPDATE SET last = k.last OPERATOR(pg_catalog.+) $3 RETURNING last",
+	4, {REGCLASSOID, TEXTOID, INT8OID, INT8OID}
 };
 
 static const SnowidCounterStmt row_read = {
@@ -65,26 +66,30 @@ static const SnowidCounterStmt rows_forget = {
 };
 
 static const SnowidCounterStmt row_create = {
-	"INSERT INTO %s.snowid_counter (counter, type, mode, start, stamp) "
-	"VALUES ($1, $2, 'gapless', $3, $4) RETURNING 1::pg_catalog.int8",
-	4, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID}
+	"INSERT INTO %s.snowid_counter (counter, type, mode, start, block, stamp) "
+	"VALUES ($1, $2, $5, $3, $6, $4) RETURNING 1::pg_catalog.int8",
+	6, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID, TEXTOID, INT4OID}
 };
 
-/* The next value of key, taken in the caller's transaction. */
+/*
+ * Take the next n values of key in the caller's transaction (the row stays
+ * locked until it ends): returns the last of them.
+ */
 int64
-snowid_counter_row_next(const SnowidCounter *c, text *key)
+snowid_counter_row_next(const SnowidCounter *c, text *key, int64 n)
 {
-	Datum		args[3];
-	int64		out[2];
+	Datum		args[4];
+	int64		out[COUNTER_STMT_OUTS];
 
 	args[0] = ObjectIdGetDatum(c->relid);
 	args[1] = PointerGetDatum(key);
-	args[2] = Int64GetDatum(c->start);
+	args[2] = Int64GetDatum(n);
+	args[3] = Int64GetDatum(c->start + n - 1);
 	if (!snowid_counter_exec(c->extnsp, &row_update, args, out) &&
 		!snowid_counter_exec(c->extnsp, &row_insert, args, out))
 		elog(ERROR, "counter %s: key row neither updated nor inserted",
 			 c->name);
-	if (out[0] > c->maxvalue || out[0] < c->start)
+	if (out[0] - n + 1 > c->maxvalue || out[0] < c->start)
 		ereport(ERROR,
 				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
 				 errmsg("counter %s has no value left for key \"%s\"",
@@ -98,7 +103,7 @@ bool
 snowid_counter_row_last(const SnowidCounter *c, text *key, int64 *last)
 {
 	Datum		args[2];
-	int64		out[2];
+	int64		out[COUNTER_STMT_OUTS];
 
 	args[0] = ObjectIdGetDatum(c->relid);
 	args[1] = PointerGetDatum(key);
@@ -113,7 +118,7 @@ void
 snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
 {
 	Datum		args[3];
-	int64		out[2];
+	int64		out[COUNTER_STMT_OUTS];
 	int64		last;
 
 	args[0] = ObjectIdGetDatum(c->relid);
@@ -139,7 +144,7 @@ bool
 snowid_counter_row_forget(const SnowidCounter *c, text *key)
 {
 	Datum		args[2];
-	int64		out[2];
+	int64		out[COUNTER_STMT_OUTS];
 
 	args[0] = ObjectIdGetDatum(c->relid);
 	args[1] = PointerGetDatum(key);
@@ -151,7 +156,7 @@ void
 snowid_counter_rows_forget(Oid extnsp, Oid relid)
 {
 	Datum		arg = ObjectIdGetDatum(relid);
-	int64		out[2];
+	int64		out[COUNTER_STMT_OUTS];
 
 	(void) snowid_counter_exec(extnsp, &rows_forget, &arg, out);
 }
@@ -159,14 +164,16 @@ snowid_counter_rows_forget(Oid extnsp, Oid relid)
 /* Register counter relid. */
 void
 snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
-						  int64 stamp)
+						  int64 stamp, const char *mode, int32 block)
 {
-	Datum		args[4];
-	int64		out[2];
+	Datum		args[6];
+	int64		out[COUNTER_STMT_OUTS];
 
 	args[0] = ObjectIdGetDatum(relid);
 	args[1] = ObjectIdGetDatum(type);
 	args[2] = Int64GetDatum(start);
 	args[3] = Int64GetDatum(stamp);
+	args[4] = CStringGetTextDatum(mode);
+	args[5] = Int32GetDatum(block);
 	(void) snowid_counter_exec(extnsp, &row_create, args, out);
 }
