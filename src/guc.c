@@ -560,7 +560,7 @@ snowid_guc_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("snowid.counter_keys",
 							"Number of keys of fast counters this server keeps in shared memory.",
-							"Each takes about 500 bytes, in every database together; a key used when all are taken replaces one not used lately, and its next value comes from a new block.",
+							"Each takes about 300 bytes, all databases together; a key used when all are taken replaces one not used lately, and its next value comes from a new block.",
 							&snowid_counter_keys,
 							10000, 16, 10000000,
 							PGC_POSTMASTER, 0,

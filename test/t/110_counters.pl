@@ -1,0 +1,185 @@
+# Copyright (c) snowid contributors
+#
+# Counters per key (issue 41), on servers of their own:
+# - crash: pgbench clients take values of a fast and a gapless counter
+#   (some transactions roll back) while the server is stopped in
+#   immediate mode; after the restart more values are taken.  No key
+#   holds a value twice (a unique index on key and value: an insert that
+#   repeated one would fail), and the committed values of each gapless key
+#   run 1, 2, 3, ... with no hole;
+# - many keys with a small cache (snowid.counter_keys = 1000): $nkeys
+#   keys of a fast counter each take a value, then each again after all
+#   were evicted: no value twice, the second above the first, the cache
+#   within its setting (keys cached, shared memory allocated);
+# - pg_dump of a database using counters, restored into a fresh server:
+#   every key's next value lies above those issued before the dump.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
+
+my $nkeys = $ENV{SNOWID_COUNTER_KEYS} // 1000000;
+
+my $node = snowid_node('counters', 1, "snowid.counter_keys = 1000\n");
+$node->start;
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION snowid;
+SELECT snowid_counter_create('fast_no', mode => 'fast', block => 10);
+SELECT snowid_counter_create('gap_no', type => 'integer');
+CREATE TABLE fast_taken (key text, v bigint, UNIQUE (key, v));
+CREATE TABLE gap_taken (key text, v bigint, UNIQUE (key, v));
+});
+
+# ---------------------------------------------------------------------
+# Crash while clients take values; restart; take more.
+
+my $script = q{\set k random(1, 20)
+\set r random(1, 10)
+BEGIN;
+INSERT INTO fast_taken VALUES (:k, snowid_counter_next('fast_no', :k::text));
+INSERT INTO gap_taken VALUES (:k, snowid_counter_next('gap_no', :k::text));
+\if :r = 1
+ROLLBACK;
+\else
+COMMIT;
+\endif
+};
+my $run = start_pgbench($node, 'crash', 4, 30, $script);
+sleep 4;
+$node->stop('immediate');
+$run->{handle}->finish;
+$node->start;
+my $before = $node->safe_psql('postgres',
+	'SELECT count(*) FROM fast_taken');
+cmp_ok($before, '>', 0, "values were taken before the crash ($before)");
+$run = start_pgbench($node, 'after', 4, 3, $script);
+$run->{handle}->finish;
+unlike($run->{err}, qr/duplicate key/, 'no value twice after the crash restart (pgbench)');
+cmp_ok(pgbench_processed($run) // 0, '>', 0, 'values taken after the restart');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT (SELECT count(*) FROM (SELECT key, v FROM fast_taken GROUP BY 1, 2 HAVING count(*) > 1) d),
+       (SELECT count(*) FROM (SELECT key, v FROM gap_taken GROUP BY 1, 2 HAVING count(*) > 1) d)}),
+	'0|0',
+	'no key holds a value twice, fast or gapless');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM (SELECT key FROM gap_taken GROUP BY key
+                      HAVING max(v) <> count(*) OR min(v) <> 1) holes}),
+	'0',
+	'the committed values of each gapless key run 1, 2, 3 ... with no hole');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT bool_and(snowid_counter_current('gap_no', key) = m)
+FROM (SELECT key, max(v) m FROM gap_taken GROUP BY key) k}),
+	't',
+	'the current value of each gapless key is its last committed one');
+
+# ---------------------------------------------------------------------
+# Many keys, a small cache.
+
+$node->safe_psql(
+	'postgres', q{
+SELECT snowid_counter_create('many_no', mode => 'fast', block => 5);
+CREATE UNLOGGED TABLE many_taken (key bigint, v bigint);
+});
+my $t0 = time;
+$node->safe_psql('postgres',
+	"INSERT INTO many_taken SELECT k, snowid_counter_next('many_no', k) FROM generate_series(1, $nkeys) k"
+);
+$node->safe_psql('postgres',
+	"INSERT INTO many_taken SELECT k, snowid_counter_next('many_no', k) FROM generate_series(1, $nkeys) k"
+);
+note('two passes over ' . $nkeys . ' keys: ' . (time - $t0) . ' s');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT sum(n), count(*), bool_and(hi > lo)
+FROM (SELECT key, count(*) n, min(v) lo, max(v) hi FROM many_taken
+      WHERE key % 1000 = 7 GROUP BY key) k}),
+	($nkeys / 1000 * 2) . '|' . ($nkeys / 1000) . '|t',
+	'keys evicted and used again: no value twice, the second above the first (sample)');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) - count(DISTINCT (key, v)) FROM many_taken}),
+	'0', "no value twice over $nkeys keys");
+is( $node->safe_psql(
+		'postgres', q{
+SELECT keys <= 1000, capacity, evictions >= 2 * (} . $nkeys . q{ - 1000)
+FROM snowid_counter_cache()}),
+	't|1000|t',
+	'at most snowid.counter_keys keys cached; the others evicted');
+my $shmem = $node->safe_psql(
+	'postgres', q{
+SELECT sum(allocated_size) FROM pg_shmem_allocations
+WHERE name IN ('snowid_counter', 'snowid_counter keys')});
+cmp_ok($shmem, '<=', 1000 * 1024,
+	"shared memory of the key cache within the setting ($shmem bytes for 1000 keys)");
+
+# ---------------------------------------------------------------------
+# pg_dump and restore.
+
+$node->safe_psql('postgres', 'CREATE DATABASE shop');
+$node->safe_psql(
+	'shop', q{
+CREATE EXTENSION snowid;
+CREATE SCHEMA app;
+SELECT snowid_counter_create('app.invoice_no', type => 'integer');
+SELECT snowid_counter_create('app.order_no', mode => 'fast', block => 50);
+CREATE ROLE counter_clerk;
+GRANT USAGE ON SCHEMA app TO counter_clerk;
+GRANT USAGE ON SEQUENCE app.invoice_no TO counter_clerk;
+COMMENT ON SEQUENCE app.invoice_no IS 'invoice numbers per tenant';
+CREATE TABLE app.invoice (tenant text, no integer, UNIQUE (tenant, no));
+CREATE TABLE app.orders (shop text, no bigint, UNIQUE (shop, no));
+INSERT INTO app.invoice SELECT t, snowid_counter_next('app.invoice_no', t)
+  FROM generate_series(1, 5) i, unnest(ARRAY['acme', 'globex']) t;
+INSERT INTO app.orders SELECT s, snowid_counter_next('app.order_no', s)
+  FROM generate_series(1, 7) i, unnest(ARRAY['s1', 's2']) s;
+});
+my $dump = $node->basedir . '/shop.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('shop') ],
+	'pg_dump of a database with counters');
+
+my $fresh = snowid_node('restored', 1);
+$fresh->start;
+$fresh->safe_psql('postgres', 'CREATE ROLE counter_clerk; CREATE DATABASE shop');
+$fresh->command_ok([ 'pg_restore', '-d', $fresh->connstr('shop'), $dump ],
+	'pg_restore into a fresh server');
+is( $fresh->safe_psql(
+		'shop', q{SELECT counter, type, mode, block FROM snowid_counter ORDER BY 1::text}),
+	"app.invoice_no|integer|gapless|1\napp.order_no|bigint|fast|50",
+	'the restored database knows its counters');
+is( $fresh->safe_psql(
+		'shop', q{
+SELECT has_sequence_privilege('counter_clerk', 'app.invoice_no', 'USAGE'),
+       obj_description('app.invoice_no'::regclass, 'pg_class')}),
+	't|invoice numbers per tenant',
+	'its privileges and comment came along');
+$fresh->safe_psql(
+	'shop', q{
+INSERT INTO app.invoice SELECT t, snowid_counter_next('app.invoice_no', t)
+  FROM generate_series(1, 3) i, unnest(ARRAY['acme', 'globex']) t;
+INSERT INTO app.orders SELECT s, snowid_counter_next('app.order_no', s)
+  FROM generate_series(1, 3) i, unnest(ARRAY['s1', 's2']) s;
+});
+is( $fresh->safe_psql(
+		'shop', q{
+SELECT string_agg(tenant || ':' || array_to_string(nos, ','), ' ' ORDER BY tenant)
+FROM (SELECT tenant, array_agg(no ORDER BY no) nos FROM app.invoice GROUP BY tenant) t}),
+	'acme:1,2,3,4,5,6,7,8 globex:1,2,3,4,5,6,7,8',
+	'gapless keys go on after the restore with no hole and no repeat');
+is( $fresh->safe_psql(
+		'shop', q{
+SELECT string_agg(shop || ':' || array_to_string(nos, ','), ' ' ORDER BY shop)
+FROM (SELECT shop, array_agg(no ORDER BY no) nos FROM app.orders GROUP BY shop) t}),
+	's1:1,2,3,4,5,6,7,51,52,53 s2:1,2,3,4,5,6,7,51,52,53',
+	'fast keys go on above the block reserved before the dump');
+
+done_testing();
