@@ -59,7 +59,7 @@ q -c "CREATE EXTENSION snowid" \
 	-c "SELECT snowid_counter_create('c_gapless')" \
 	-c "CREATE TABLE counters (key bigint PRIMARY KEY, last bigint NOT NULL)" \
 	-c "INSERT INTO counters SELECT k, 0 FROM generate_series(1, $KEYS) k" >/dev/null
-q -c "SELECT format('CREATE SEQUENCE ks_%s', k) FROM generate_series(1, $KEYS) k" -c '\gexec' >/dev/null
+printf '%s\n' "SELECT format('CREATE SEQUENCE ks_%s', k) FROM generate_series(1, $KEYS) k \\gexec" | q >/dev/null
 q -c "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
 version=$(q -c "SELECT current_setting('server_version')")
 
