@@ -12,6 +12,8 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
+#include "compat.h"
 #include "counter_cache.h"
 #include "counter_fast.h"
 #include "counter_row.h"
