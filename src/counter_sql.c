@@ -11,6 +11,7 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "counter_catalog.h"
 #include "counter_cache.h"
 #include "counter_fast.h"
@@ -62,6 +63,13 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 	char	   *qualified;
 
 	PreventCommandIfReadOnly("snowid_counter_create()");
+	/* each node would count on its own: refuse rather than repeat values */
+	if (OidIsValid(get_extension_oid("citus", true)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("counters per key do not work with Citus yet"),
+				 errdetail("Each node would count on its own, so two nodes could give one key the same value."),
+				 errhint("Take such numbers on one server, outside the Citus cluster, or use a ticket sequence.")));
 	if (maxvalue == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

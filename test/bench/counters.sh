@@ -18,7 +18,7 @@
 # PostgreSQL: SNOWID_BENCH_PG_CONFIG, else PG_CONFIG (test/lib.sh); snowid
 # is built and installed into it unless SNOWID_SKIP_BUILD is set.  The
 # server is a throwaway one (fsync on, default settings, autovacuum off) on
-# port SNOWID_BENCH_PORT (default 55480).
+# port SNOWID_BENCH_PORT (default 55495).
 set -eu
 if [ -n "${SNOWID_BENCH_PG_CONFIG:-}" ]; then
 	PG_CONFIG=$SNOWID_BENCH_PG_CONFIG
@@ -45,7 +45,7 @@ if [ -z "${SNOWID_SKIP_BUILD:-}" ]; then
 	build_and_install /tmp/snowid-bench-counters-build.log || { cat /tmp/snowid-bench-counters-build.log; exit 1; }
 fi
 sdir=$(bench_scratch counters-server)
-port=${SNOWID_BENCH_PORT:-55480}
+port=${SNOWID_BENCH_PORT:-55495}
 trap bench_cleanup EXIT
 bench_server "$sdir/data" "$sdir/server.log" "$port" "" \
 	"shared_preload_libraries = 'snowid'" "snowid.node_id = 1" "autovacuum = off" \
@@ -71,12 +71,7 @@ script[sequence]="SELECT nextval(('ks_' || :k::bigint)::regclass);"
 cands=(fast gapless sequence)
 declare -A keyset=([hot]='\set k 1' [many]="\\set k random(1, $KEYS)")
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.3f", a / b }'; }
-declare -A samples
-add() { samples[$1]="${samples[$1]:-} $2"; }
-med() { printf '%s\n' ${samples[$1]} | median; }
-range() { printf '%s\n' ${samples[$1]} | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f–%.2f", lo, hi}'; }
+# samples, add, med, range, ratio: test/lib.sh
 
 # TPS of one pgbench run: clients, the transaction's script.
 pgb() {
@@ -117,7 +112,6 @@ ${script[row]}")
 	done
 done
 
-fmt() { printf "$1" "$2"; }
 {
 	echo "# Counters per key: snowid_counter_next() beside a sequence per key and the hand-written row"
 	echo
