@@ -87,7 +87,7 @@ REGRESS = upgrade registry registry_trust pool layout layout_change partition ge
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
 # (PostgreSQL 15's pg_isolation_regress has no --expecteddir).
-ISOLATION = concurrent_next ticket_boundary ticket_drop ticket_named registry_claim pool_grant counter_row counter_fast
+ISOLATION = concurrent_next ticket_boundary ticket_drop ticket_named registry_claim pool_grant counter_gapless counter_fast
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=snowid
 
 # TAP tests in test/t, run by `make prove` only: they start servers of their
