@@ -110,6 +110,13 @@ ROLLBACK;
 SELECT snowid_counter_next('order_no', 'shop2');
 SELECT keys >= 2 AS cached, capacity, evictions >= 0 AS counted FROM snowid_counter_cache();
 SELECT snowid_counter_drop('order_no');
+-- a database that subscribes to another may be one of several primaries
+CREATE SUBSCRIPTION counter_sub CONNECTION 'dbname=nowhere' PUBLICATION p
+  WITH (connect = false, enabled = false, create_slot = false, slot_name = NONE);
+SELECT snowid_counter_create('sub_no');
+ALTER SUBSCRIPTION counter_sub SET (slot_name = NONE);
+DROP SUBSCRIPTION counter_sub;
+SELECT snowid_counter_drop('sub_no');
 DROP TABLE invoice, issue;
 DROP SEQUENCE plain_seq;
 DROP ROLE counter_user, counter_reader;

@@ -46,6 +46,32 @@ snowid_counter_utility(const char *sql)
 	SPI_finish();
 }
 
+/*
+ * A database that subscribes to another may be one of several primaries
+ * (active-active): each would count on its own, and snowid's tables are
+ * kept out of replication.  Say so; one-way subscriptions are fine.
+ */
+static void
+snowid_counter_warn_subscribed(const char *qualified)
+{
+	bool		subscribed = false;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT 1 FROM pg_catalog.pg_subscription s, pg_catalog.pg_database d "
+					"WHERE s.subdbid OPERATOR(pg_catalog.=) d.oid "
+					"AND d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()",
+					true, 1) == SPI_OK_SELECT)
+		subscribed = SPI_processed > 0;
+	SPI_finish();
+	if (subscribed)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("counter %s counts on this server only", qualified),
+				 errdetail("This database has a subscription; if it is one of several primaries, each would give a key the same values."),
+				 errhint("Take a counter's values on one server.")));
+}
+
 Datum
 snowid_counter_create(PG_FUNCTION_ARGS)
 {
@@ -125,6 +151,7 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 	snowid_counter_rows_forget(extnsp, relid);
 	snowid_counter_row_create(extnsp, relid, type, start,
 							  GetCurrentTimestamp(), mode, fast ? block : 1);
+	snowid_counter_warn_subscribed(qualified);
 	PG_RETURN_OID(relid);
 }
 
