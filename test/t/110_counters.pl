@@ -11,6 +11,9 @@
 #   keys of a fast counter each take a value, then each again after all
 #   were evicted: no value twice, the second above the first, the cache
 #   within its setting (keys cached, shared memory allocated);
+# - failover: a streaming standby promoted (the primary stopped in
+#   immediate mode while clients take values) goes on with no fast value
+#   twice and no gapless hole;
 # - pg_dump of a database using counters, restored into a fresh server:
 #   every key's next value lies above those issued before the dump.
 
@@ -26,7 +29,8 @@ use SnowidTest;
 
 my $nkeys = $ENV{SNOWID_COUNTER_KEYS} // 1000000;
 
-my $node = snowid_node('counters', 1, "snowid.counter_keys = 1000\n");
+my $node = snowid_node('counters', 1, "snowid.counter_keys = 1000\n",
+	allows_streaming => 1);
 $node->start;
 $node->safe_psql(
 	'postgres', q{
@@ -81,6 +85,34 @@ SELECT bool_and(snowid_counter_current('gap_no', key) = m)
 FROM (SELECT key, max(v) m FROM gap_taken GROUP BY key) k}),
 	't',
 	'the current value of each gapless key is its last committed one');
+
+# ---------------------------------------------------------------------
+# Failover: a streaming standby promoted while clients take values of
+# the fast and the gapless counter goes on above what the primary issued.
+
+$node->backup('failover_base');
+my $standby = PostgreSQL::Test::Cluster->new('counters_standby');
+$standby->init_from_backup($node, 'failover_base', has_streaming => 1);
+$standby->start;
+$run = start_pgbench($node, 'before_failover', 4, 30, $script);
+sleep 3;
+$node->wait_for_catchup($standby);
+$node->stop('immediate');
+$run->{handle}->finish;
+$standby->promote;
+$run = start_pgbench($standby, 'after_failover', 4, 3, $script);
+$run->{handle}->finish;
+unlike($run->{err}, qr/duplicate key/, 'no value twice on the promoted standby (pgbench)');
+cmp_ok(pgbench_processed($run) // 0, '>', 0, 'values taken on the promoted standby');
+is( $standby->safe_psql(
+		'postgres', q{
+SELECT (SELECT count(*) FROM (SELECT key, v FROM fast_taken GROUP BY 1, 2 HAVING count(*) > 1) d),
+       (SELECT count(*) FROM (SELECT key FROM gap_taken GROUP BY key
+                              HAVING max(v) <> count(*) OR min(v) <> 1) h)}),
+	'0|0',
+	'after the failover: no fast value twice, no gapless hole');
+$standby->stop;
+$node->start;
 
 # ---------------------------------------------------------------------
 # Many keys, a small cache.
