@@ -63,22 +63,26 @@ $node->start;
 my $before = $node->safe_psql('postgres',
 	'SELECT count(*) FROM fast_taken');
 cmp_ok($before, '>', 0, "values were taken before the crash ($before)");
-$run = start_pgbench($node, 'after', 4, 3, $script);
-$run->{handle}->finish;
-unlike($run->{err}, qr/duplicate key/, 'no value twice after the crash restart (pgbench)');
-cmp_ok(pgbench_processed($run) // 0, '>', 0, 'values taken after the restart');
-is( $node->safe_psql(
-		'postgres', q{
+# Take more values on $node after $what; then no key may hold a value
+# twice (fast or gapless) and no gapless key may have a hole.
+sub take_more
+{
+	my ($node, $tag, $what) = @_;
+	my $run = start_pgbench($node, $tag, 4, 3, $script);
+	$run->{handle}->finish;
+	unlike($run->{err}, qr/duplicate key/, "no value twice after $what (pgbench)");
+	cmp_ok(pgbench_processed($run) // 0, '>', 0, "values taken after $what");
+	is( $node->safe_psql(
+			'postgres', q{
 SELECT (SELECT count(*) FROM (SELECT key, v FROM fast_taken GROUP BY 1, 2 HAVING count(*) > 1) d),
-       (SELECT count(*) FROM (SELECT key, v FROM gap_taken GROUP BY 1, 2 HAVING count(*) > 1) d)}),
-	'0|0',
-	'no key holds a value twice, fast or gapless');
-is( $node->safe_psql(
-		'postgres', q{
-SELECT count(*) FROM (SELECT key FROM gap_taken GROUP BY key
-                      HAVING max(v) <> count(*) OR min(v) <> 1) holes}),
-	'0',
-	'the committed values of each gapless key run 1, 2, 3 ... with no hole');
+       (SELECT count(*) FROM (SELECT key, v FROM gap_taken GROUP BY 1, 2 HAVING count(*) > 1) d),
+       (SELECT count(*) FROM (SELECT key FROM gap_taken GROUP BY key
+                              HAVING max(v) <> count(*) OR min(v) <> 1) h)}),
+		'0|0|0',
+		"after $what: no key holds a value twice, fast or gapless, and gapless keys run 1, 2, 3 ... with no hole");
+	return;
+}
+take_more($node, 'after', 'the crash restart');
 is( $node->safe_psql(
 		'postgres', q{
 SELECT bool_and(snowid_counter_current('gap_no', key) = m)
@@ -100,17 +104,7 @@ $node->wait_for_catchup($standby);
 $node->stop('immediate');
 $run->{handle}->finish;
 $standby->promote;
-$run = start_pgbench($standby, 'after_failover', 4, 3, $script);
-$run->{handle}->finish;
-unlike($run->{err}, qr/duplicate key/, 'no value twice on the promoted standby (pgbench)');
-cmp_ok(pgbench_processed($run) // 0, '>', 0, 'values taken on the promoted standby');
-is( $standby->safe_psql(
-		'postgres', q{
-SELECT (SELECT count(*) FROM (SELECT key, v FROM fast_taken GROUP BY 1, 2 HAVING count(*) > 1) d),
-       (SELECT count(*) FROM (SELECT key FROM gap_taken GROUP BY key
-                              HAVING max(v) <> count(*) OR min(v) <> 1) h)}),
-	'0|0',
-	'after the failover: no fast value twice, no gapless hole');
+take_more($standby, 'after_failover', 'the promotion');
 $standby->stop;
 $node->start;
 
