@@ -129,7 +129,7 @@ done
 		done
 	done
 	echo
-	echo "**How**: \`counters (key bigint PRIMARY KEY, last bigint)\` holds a row per key made ahead (the hand-written row: \`UPDATE counters SET last = last + 1 WHERE key = :k RETURNING last\`); a sequence per key \`ks_<key>\` (\`nextval(('ks_' || :k)::regclass)\`); \`snowid_counter_next('c_fast', :k)\` (mode fast, blocks of 1000, \`snowid.counter_keys\` above the keys used) and \`snowid_counter_next('c_gapless', :k)\`. Gapless does the hand-written row's work (its row update in the caller's transaction) plus the counter's lookup and privilege check; fast takes a value from shared memory and writes a row only per block."
+	echo "**How**: \`counters (key bigint PRIMARY KEY, last bigint)\` holds a row per key made ahead (the hand-written row: \`UPDATE counters SET last = last + 1 WHERE key = :k RETURNING last\`); a sequence per key \`ks_<key>\` (\`nextval(('ks_' || :k::bigint)::regclass)\`); \`snowid_counter_next('c_fast', :k)\` (mode fast, blocks of 1000, \`snowid.counter_keys\` above the keys used) and \`snowid_counter_next('c_gapless', :k)\`. Gapless does the hand-written row's work (its row update in the caller's transaction) plus the counter's lookup and privilege check; fast takes a value from shared memory and writes a row only per block."
 } >"$out/counters.md"
 
 cat "$out/counters.md"
