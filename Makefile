@@ -49,17 +49,18 @@ OBJS = \
 	src/alter_system.o \
 	src/rmgr.o \
 	src/registry_conn.o \
+	src/registry_call.o \
 	src/registry_claim.o \
 	src/pool_worker.o \
 	src/registry_worker.o \
 	src/registry_server.o \
+	src/registry_request.o \
 	src/snowid.o
 
 # The install script of the current version, sql/install/snowid--$(EXTVERSION).sql
 # (not in git), is built by concatenating the parts in sql/install/ in this
 # order (one part per subsystem; a later part may use what an earlier one
-# creates).  sql/updates/ holds the update scripts ALTER EXTENSION UPDATE
-# runs, snowid--<old>--<new>.sql, and the frozen 1.0 script they start from.
+# creates).
 INSTALL_PARTS = \
 	sql/install/00_header.sql \
 	sql/install/10_generator.sql \
@@ -72,8 +73,43 @@ INSTALL_PARTS = \
 	sql/install/70_convert.sql \
 	sql/install/80_replication.sql \
 	sql/install/90_health.sql
-DATA_built = sql/install/$(EXTENSION)--$(EXTVERSION).sql
-DATA = sql/updates/$(EXTENSION)--1.0.sql $(wildcard sql/updates/$(EXTENSION)--*--*.sql)
+
+# The update scripts ALTER EXTENSION UPDATE runs (src/README.md, "Update
+# scripts"); no function body is written twice in git:
+# - Those of released versions are never edited again and are not in the
+#   tree: sql/updates/released.txt names each with the commit that holds it
+#   as released, and the build takes them from git into sql/released/ (not
+#   in git; make clean keeps them, as a tree without the history cannot
+#   make them again; the release zip of make dist carries them).
+# - The hops of the version in progress, sql/updates/snowid--<old>--<new>.sql,
+#   are hand-written: what the install parts cannot say (ALTER TABLE, data,
+#   DROP) and directives such as "-- @function NAME", which
+#   sql/updates/build-script.pl replaces by the install parts' statements of
+#   that object, into sql/install/snowid--<old>--<new>.sql (not in git).
+#   A hop that writes out any function, or a view, table, type or event
+#   trigger of the install parts, or a directive naming none, stops the
+#   build.
+UPDATES_TOOL = sql/updates/build-script.pl
+RELEASED_LIST = sql/updates/released.txt
+RELEASED_NAMES := $(shell sed -n 's/^[0-9a-f]\{40\}[[:space:]]\{1,\}\([^[:space:]]*\).*/\1/p' $(RELEASED_LIST))
+RELEASED_COMMITS := $(sort $(shell sed -n 's/^\([0-9a-f]\{40\}\)[[:space:]].*/\1/p' $(RELEASED_LIST)))
+RELEASED = $(addprefix sql/released/,$(RELEASED_NAMES))
+# "yes" where this clone holds every commit released.txt names.
+RELEASED_IN_GIT := $(shell for c in $(RELEASED_COMMITS); do git cat-file -e "$$c^{commit}" 2>/dev/null || exit 0; done; echo yes)
+HOPS = $(filter-out $(addprefix sql/updates/,$(RELEASED_NAMES)),$(wildcard sql/updates/*.sql))
+HOPS_BUILT = $(patsubst sql/updates/%,sql/install/%,$(HOPS))
+DATA_built = sql/install/$(EXTENSION)--$(EXTVERSION).sql $(HOPS_BUILT)
+ifeq ($(RELEASED_IN_GIT),yes)
+DATA = $(RELEASED)
+else
+# A tree without the history (a shallow clone, a copy without .git):
+# what sql/released/ holds is installed; the rest is said, not fatal.
+DATA = $(wildcard $(RELEASED))
+RELEASED_MISSING = $(filter-out $(DATA),$(RELEASED))
+ifneq ($(RELEASED_MISSING),)
+$(warning snowid: $(words $(RELEASED_MISSING)) released update scripts are missing ($(notdir $(RELEASED_MISSING))): they come from git at commit $(RELEASED_COMMITS), which this tree lacks (a shallow clone, or a copy without .git).  The build goes on without them: CREATE EXTENSION snowid works, but updates from those versions (and the tests that make them: pg_regress upgrade, security, replication_guard; TAP 035, 070) fail.  Fetch the history (git fetch --unshallow) and run make again, or build from the release zip (make dist), which carries sql/released/)
+endif
+endif
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 # The library knows its version (snowid.library_version, the registry
 # connection's application_name) from the control file it ships with.
@@ -83,7 +119,12 @@ SHLIB_LINK_INTERNAL = $(libpq)
 
 # pg_regress inputs live in sql/ (its only files), outputs in expected/
 # (PGXS defaults).
-REGRESS = upgrade registry registry_trust pool layout layout_change partition generator errors gucs ticket ticket_named ticket_errors ticket_rewind security generate_privileges text uuid convert replication_guard health counter
+REGRESS = upgrade registry registry_trust registry_request pool layout layout_change partition generator errors gucs ticket ticket_named ticket_errors ticket_rewind security generate_privileges text uuid convert replication_guard health counter
+# Without the released update scripts (see above) the tests that install
+# an old version cannot run: the warning above names them.
+ifneq ($(RELEASED_MISSING),)
+REGRESS := $(filter-out upgrade security replication_guard,$(REGRESS))
+endif
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
 # (PostgreSQL 15's pg_isolation_regress has no --expecteddir).
@@ -116,15 +157,34 @@ sql/install/$(EXTENSION)--$(EXTVERSION).sql: $(INSTALL_PARTS)
 	@$(MKDIR_P) $(@D)
 	cat $^ >$@
 
+$(HOPS_BUILT): sql/install/%: sql/updates/% $(INSTALL_PARTS) $(UPDATES_TOOL)
+	perl $(UPDATES_TOOL) hop $< $(INSTALL_PARTS) >$@.tmp || { rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
+
+ifeq ($(RELEASED_IN_GIT),yes)
+$(RELEASED): sql/released/%: $(RELEASED_LIST) $(UPDATES_TOOL)
+	@$(MKDIR_P) $(@D)
+	perl $(UPDATES_TOOL) released $(RELEASED_LIST) $* >$@.tmp || { rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
+endif
+# PGXS installs DATA but does not build it.  `make released` takes the
+# released scripts from git only (test/package/deb.sh).
+all: $(DATA)
+released: $(DATA)
+
 # A release for PGXN and packagers: snowid-<version>.zip of the committed
-# tree (HEAD), one top folder snowid-<version>/ holding META.json; the
-# version is META.json's.  test/dist.sh builds and tests it.
+# tree (HEAD) and the released update scripts (sql/released/, which a tree
+# without the history cannot make), one top folder snowid-<version>/
+# holding META.json; the version is META.json's.  test/dist.sh builds and
+# tests it.
 DIST_VERSION = $(shell sed -n 's/^   "version": "\([0-9.]*\)",$$/\1/p' $(srcdir)/META.json)
-dist:
-	git -C $(srcdir) archive --format=zip --prefix=$(EXTENSION)-$(DIST_VERSION)/ \
+dist: $(RELEASED)
+	git -C $(srcdir) archive --format=zip \
+		--prefix=$(EXTENSION)-$(DIST_VERSION)/sql/released/ $(addprefix --add-file=,$(RELEASED)) \
+		--prefix=$(EXTENSION)-$(DIST_VERSION)/ \
 		-o $(abspath $(EXTENSION)-$(DIST_VERSION).zip) HEAD
 
-.PHONY: prove snowid-not-root dist
+.PHONY: prove snowid-not-root dist released
 prove: snowid-not-root
 	$(prove_installcheck)
 

@@ -51,6 +51,7 @@
 #include "pool.h"
 #include "pool_grant.h"
 #include "pool_store.h"
+#include "registry_call.h"
 #include "pool_users.h"
 #include "pool_worker.h"
 #include "registry_conn.h"
@@ -145,6 +146,56 @@ snowid_pool_type_oid(const char *text)
 }
 
 /*
+ * The pool calls as the registry takes them (registry_call.c): a grant's
+ * answer with whether the function is the extension's own; a report's and
+ * a return's one value.
+ */
+static const char *const grant_fields[] = {
+	"pool", "node_id", "system_identifier", "start_id", "secret", "request",
+	"want", "held_first", "held_last"
+};
+static const char *const grant_exprs[] = {
+	"$1::pg_catalog.text", "$2::pg_catalog.int4", "$3::pg_catalog.numeric",
+	"$4::pg_catalog.text", "$5::pg_catalog.text", "$6::pg_catalog.text",
+	"$7::pg_catalog.int8", "$8::pg_catalog.int8[]", "$9::pg_catalog.int8[]"
+};
+static const SnowidRegistryCall grant_call = {
+	"pool_grant", "snowid_pool_grant",
+	"snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])",
+	9, grant_fields, grant_exprs,
+	"result pg_catalog.text, first_value pg_catalog.int8, last_value pg_catalog.int8, "
+	"type pg_catalog.regtype, maxvalue pg_catalog.int8, start pg_catalog.int8, "
+	"values_left pg_catalog.int8, detail pg_catalog.text",
+	false,
+	"c.result, c.first_value, c.last_value, c.type::pg_catalog.oid, c.maxvalue, c.start, c.detail"
+};
+static const char *const report_fields[] = {
+	"node_id", "system_identifier", "start_id", "secret", "pool", "first", "last"
+};
+static const char *const report_exprs[] = {
+	"$1::pg_catalog.int4", "$2::pg_catalog.numeric", "$3::pg_catalog.text",
+	"$4::pg_catalog.text", "$5::pg_catalog.text[]", "$6::pg_catalog.int8[]",
+	"$7::pg_catalog.int8[]"
+};
+static const SnowidRegistryCall report_call = {
+	"pool_report", "snowid_pool_report", NULL, 7, report_fields, report_exprs,
+	"value pg_catalog.int4", true, "c.value"
+};
+static const char *const return_fields[] = {
+	"pool", "node_id", "system_identifier", "start_id", "secret", "first_value",
+	"unused_from"
+};
+static const char *const return_exprs[] = {
+	"$1::pg_catalog.text", "$2::pg_catalog.int4", "$3::pg_catalog.numeric",
+	"$4::pg_catalog.text", "$5::pg_catalog.text", "$6::pg_catalog.int8",
+	"$7::pg_catalog.int8"
+};
+static const SnowidRegistryCall return_call = {
+	"pool_return", "snowid_pool_return", NULL, 7, return_fields, return_exprs,
+	"value pg_catalog.text", true, "c.value"
+};
+
+/*
  * Ask for what one pool needs; false with *error if no answer came, and
  * *failed if the registry answered the query with an error.
  */
@@ -152,21 +203,18 @@ static bool
 snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 				const char *start, char **error, bool *failed)
 {
-	const char *schema = snowid_registry_schema();
 	char		node_text[16];
 	char		sysid_text[32];
 	char		want_text[32];
 	StringInfoData firsts;
 	StringInfoData lasts;
 	const char *values[9];
-	char	   *sql;
 	PGresult   *res;
 	const char *result;
 	Oid			typid = InvalidOid;
 	int64		maxvalue = 0;
 	int64		pool_start = 0;
 	const char *detail;
-	char	   *genuine;
 
 	snprintf(node_text, sizeof(node_text), "%d", node);
 	snprintf(sysid_text, sizeof(sysid_text), UINT64_FORMAT, GetSystemIdentifier());
@@ -183,18 +231,8 @@ snowid_pool_ask(int idx, const SnowidPoolNeed *need, int node,
 	values[6] = want_text;
 	values[7] = firsts.data;
 	values[8] = lasts.data;
-	genuine = snowid_registry_genuine("snowid_pool_grant(text, integer, numeric, text, text, text, bigint, bigint[], bigint[])");
-	sql = psprintf("SELECT g.result, g.first_value, g.last_value, g.type::pg_catalog.oid, "
-				   "g.maxvalue, g.start, g.detail, %s "
-				   "FROM %s.snowid_pool_grant($1::pg_catalog.text, $2::pg_catalog.int4, "
-				   "$3::pg_catalog.numeric, $4::pg_catalog.text, $5::pg_catalog.text, "
-				   "$6::pg_catalog.text, $7::pg_catalog.int8, $8::pg_catalog.int8[], "
-				   "$9::pg_catalog.int8[]) g",
-				   genuine, schema);
-	pfree(genuine);
-	res = snowid_registry_exec(sql, 9, values, SNOWID_POOL_TIMEOUT_MS, error,
-							   failed);
-	pfree(sql);
+	res = snowid_registry_call(&grant_call, 9, values, SNOWID_POOL_TIMEOUT_MS,
+							   error, failed);
 	pfree(firsts.data);
 	pfree(lasts.data);
 	if (res == NULL)
@@ -363,7 +401,6 @@ snowid_pools_serve(int node, const char *start, bool ask, char **error)
 		char		node_text[16];
 		char		sysid_text[32];
 		const char *values[7];
-		char	   *sql;
 		PGresult   *res;
 		bool		failed = false;
 
@@ -376,13 +413,8 @@ snowid_pools_serve(int node, const char *start, bool ask, char **error)
 		values[4] = names.data;
 		values[5] = firsts.data;
 		values[6] = lasts.data;
-		sql = psprintf("SELECT %s.snowid_pool_report($1::pg_catalog.int4, $2::pg_catalog.numeric, "
-					   "$3::pg_catalog.text, $4::pg_catalog.text, $5::pg_catalog.text[], "
-					   "$6::pg_catalog.int8[], $7::pg_catalog.int8[])",
-					   snowid_registry_schema());
-		res = snowid_registry_exec(sql, 7, values, SNOWID_POOL_TIMEOUT_MS, error,
-								   &failed);
-		pfree(sql);
+		res = snowid_registry_call(&report_call, 7, values, SNOWID_POOL_TIMEOUT_MS,
+								   error, &failed);
 		if (res != NULL)
 		{
 			PQclear(res);
@@ -452,7 +484,6 @@ snowid_pools_give_back(int node, const char *start, bool connected)
 		{
 			char		first_text[32];
 			const char *values[7];
-			char	   *sql;
 			char	   *error = NULL;
 			PGresult   *res;
 
@@ -472,13 +503,8 @@ snowid_pools_give_back(int node, const char *start, bool connected)
 			values[4] = snowid_registry->secret;
 			values[5] = first_text;
 			values[6] = first_text;
-			sql = psprintf("SELECT %s.snowid_pool_return($1::pg_catalog.text, $2::pg_catalog.int4, "
-						   "$3::pg_catalog.numeric, $4::pg_catalog.text, $5::pg_catalog.text, "
-						   "$6::pg_catalog.int8, $7::pg_catalog.int8)",
-						   snowid_registry_schema());
-			res = snowid_registry_exec(sql, 7, values, SNOWID_POOL_RETURN_TIMEOUT_MS,
-									   &error, NULL);
-			pfree(sql);
+			res = snowid_registry_call(&return_call, 7, values,
+									   SNOWID_POOL_RETURN_TIMEOUT_MS, &error, NULL);
 			if (res == NULL)
 			{
 				/* sent, perhaps taken: never use it again */

@@ -31,6 +31,7 @@
 #include "lease_file.h"
 #include "libpq-fe.h"
 #include "postmaster/postmaster.h"
+#include "registry_call.h"
 #include "registry_claim.h"
 #include "registry_conn.h"
 #include "state.h"
@@ -397,6 +398,44 @@ snowid_floor_impossible(bool has_floor_id, int64 floor_id,
 }
 
 /*
+ * A claim (reassert: with held_until, 17th) as the registry takes it; its
+ * answer: the claim's columns, floor_until as microseconds since 1970, and
+ * whether the function is the extension's own.
+ */
+static const char *const claim_fields[] = {
+	"node_id", "auto", "max_node", "layout", "cluster_name", "host", "port",
+	"system_identifier", "start_id", "secret", "predecessor", "promoted",
+	"lease_ms", "takeover_ms", "max_lead_ms", "last_id", "held_until"
+};
+static const char *const claim_exprs[] = {
+	"$1::pg_catalog.int4", "$2::pg_catalog.bool", "$3::pg_catalog.int4",
+	"$4::pg_catalog.text", "$5::pg_catalog.text", "$6::pg_catalog.text",
+	"$7::pg_catalog.int4", "$8::pg_catalog.numeric", "$9::pg_catalog.text",
+	"$10::pg_catalog.text", "$11::pg_catalog.text", "$12::pg_catalog.bool",
+	"$13::pg_catalog.int8", "$14::pg_catalog.int8", "$15::pg_catalog.int8",
+	"$16::pg_catalog.int8", "pg_catalog.to_timestamp($17::pg_catalog.float8)"
+};
+
+#define CLAIM_COLUMNS \
+	"result pg_catalog.text, node_id pg_catalog.int4, lease_ms pg_catalog.int8, " \
+	"holder pg_catalog.text, detail pg_catalog.text, floor_id pg_catalog.int8, " \
+	"floor_until pg_catalog.timestamptz"
+#define CLAIM_SELECT \
+	"c.result, c.node_id, c.lease_ms, c.holder, c.detail, c.floor_id, " \
+	"(pg_catalog.date_part('epoch', c.floor_until) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8"
+
+static const SnowidRegistryCall claim_call = {
+	"claim", "snowid_registry_claim",
+	"snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint)",
+	16, claim_fields, claim_exprs, CLAIM_COLUMNS, false, CLAIM_SELECT
+};
+static const SnowidRegistryCall reassert_call = {
+	"reassert", "snowid_registry_reassert",
+	"snowid_registry_reassert(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint, timestamptz)",
+	17, claim_fields, claim_exprs, CLAIM_COLUMNS, false, CLAIM_SELECT
+};
+
+/*
  * What is wrong with the registry's answer to a claim of node asked (-1:
  * none named) with a lease of lease_ms, NULL if nothing: it must come from
  * the extension's own function, and a node granted must be the one asked
@@ -616,8 +655,6 @@ snowid_claim(char **error)
 	bool		reassert;
 	TimestampTz deadline;
 	uint64		bound;
-	char	   *sql;
-	char	   *genuine;
 	PGresult   *res;
 	TimestampTz sent_at;
 
@@ -708,26 +745,10 @@ snowid_claim(char **error)
 	values[15] = bound > 0 ? last_text : NULL;
 	values[16] = held_text;
 
-	genuine = snowid_registry_genuine(reassert ?
-									  "snowid_registry_reassert(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint, timestamptz)" :
-									  "snowid_registry_claim(integer, boolean, integer, text, text, text, integer, numeric, text, text, text, boolean, bigint, bigint, bigint, bigint)");
-	sql = psprintf("SELECT c.result, c.node_id, c.lease_ms, c.holder, c.detail, c.floor_id, "
-				   "(pg_catalog.date_part('epoch', c.floor_until) OPERATOR(pg_catalog.*) 1000000)::pg_catalog.int8, "
-				   "%s "
-				   "FROM %s.%s($1::pg_catalog.int4, $2::pg_catalog.bool, "
-				   "$3::pg_catalog.int4, $4::pg_catalog.text, $5::pg_catalog.text, "
-				   "$6::pg_catalog.text, $7::pg_catalog.int4, $8::pg_catalog.numeric, "
-				   "$9::pg_catalog.text, $10::pg_catalog.text, $11::pg_catalog.text, "
-				   "$12::pg_catalog.bool, $13::pg_catalog.int8, $14::pg_catalog.int8, "
-				   "$15::pg_catalog.int8, $16::pg_catalog.int8%s) c",
-				   genuine, snowid_registry_schema(),
-				   reassert ? "snowid_registry_reassert" : "snowid_registry_claim",
-				   reassert ? ", pg_catalog.to_timestamp($17::pg_catalog.float8)" : "");
-	pfree(genuine);
 	sent_at = GetCurrentTimestamp();
-	res = snowid_registry_exec(sql, reassert ? 17 : 16, values,
+	res = snowid_registry_call(reassert ? &reassert_call : &claim_call,
+							   reassert ? 17 : 16, values,
 							   SNOWID_REGISTRY_TIMEOUT_MS, error, NULL);
-	pfree(sql);
 	if (res == NULL)
 		return false;
 	if (PQntuples(res) != 1 || PQnfields(res) != 8)

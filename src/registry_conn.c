@@ -39,6 +39,8 @@ static uint64 conn_sysid = 0;	/* the registry's system identifier */
 static char conn_version[16];	/* the registry's snowid version */
 static SnowidRegistryWait conn_wait = NULL;	/* the worker's wait */
 static char *conn_info = NULL;	/* the string of the last connect, for scrubbing */
+static bool conn_positional = false;	/* the registry takes no typed requests */
+static char conn_sqlstate[6];	/* SQLSTATE of the last query's error, "" if none */
 
 static bool snowid_registry_version_ok(const char *version, const char *need);
 
@@ -54,6 +56,7 @@ snowid_registry_disconnect(void)
 	conn_extension = InvalidOid;
 	conn_sysid = 0;
 	conn_version[0] = '\0';
+	conn_positional = false;
 }
 
 /* The worker's wait, which every wait on the connection goes through. */
@@ -142,6 +145,7 @@ snowid_registry_exec(const char *sql, int nparams, const char *const *values,
 
 	if (failed != NULL)
 		*failed = false;
+	conn_sqlstate[0] = '\0';
 	if (!PQsendQueryParams(conn, sql, nparams, NULL, values, NULL, NULL, 0))
 	{
 		*error = snowid_conn_error("could not send a query to the registry");
@@ -198,6 +202,11 @@ snowid_registry_exec(const char *sql, int nparams, const char *const *values,
 	{
 		char	   *msg = last != NULL ?
 			pchomp(PQresultErrorMessage(last)) : pstrdup("no result");
+		const char *state = last != NULL ?
+			PQresultErrorField(last, PG_DIAG_SQLSTATE) : NULL;
+
+		if (state != NULL)
+			strlcpy(conn_sqlstate, state, sizeof(conn_sqlstate));
 
 		*error = snowid_conn_scrub(psprintf("the registry failed a query: %s",
 											msg));
@@ -348,6 +357,30 @@ bool
 snowid_registry_has_version(const char *need)
 {
 	return conn_schema != NULL && snowid_registry_version_ok(conn_version, need);
+}
+
+/* The SQLSTATE of the last query's error ("" if it had none, or no query). */
+const char *
+snowid_registry_sqlstate(void)
+{
+	return conn_sqlstate;
+}
+
+/*
+ * Does the connected registry take typed requests (snowid_registry_request,
+ * 2.1 on)?  Until it is told otherwise for this connection
+ * (snowid_registry_positional): then it is called as 2.0 was.
+ */
+bool
+snowid_registry_takes_requests(void)
+{
+	return !conn_positional && snowid_registry_has_version("2.1");
+}
+
+void
+snowid_registry_positional(void)
+{
+	conn_positional = true;
 }
 
 /*

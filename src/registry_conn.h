@@ -46,6 +46,9 @@ extern void snowid_registry_disconnect(void);
 extern const char *snowid_registry_schema(void);
 extern char *snowid_registry_genuine(const char *signature);
 extern bool snowid_registry_has_version(const char *need);
+extern bool snowid_registry_takes_requests(void);
+extern void snowid_registry_positional(void);
+extern const char *snowid_registry_sqlstate(void);
 
 /*
  * One query: its rows (PGRES_TUPLES_OK), or NULL with *error; *failed

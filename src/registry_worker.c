@@ -49,6 +49,7 @@
 #include "pool_worker.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "registry_call.h"
 #include "registry_claim.h"
 #include "registry_conn.h"
 #include "registry_worker.h"
@@ -143,6 +144,19 @@ snowid_worker_wait(int events, pgsocket sock, TimestampTz until)
 
 /* ---- shutdown ---- */
 
+/* A release as the registry takes it (registry_call.c): true if it held it. */
+static const char *const release_fields[] = {
+	"node_id", "start_id", "secret", "last_id"
+};
+static const char *const release_exprs[] = {
+	"$1::pg_catalog.int4", "$2::pg_catalog.text", "$3::pg_catalog.text",
+	"$4::pg_catalog.int8"
+};
+static const SnowidRegistryCall release_call = {
+	"release", "snowid_registry_release", NULL, 4, release_fields,
+	release_exprs, "value pg_catalog.bool", true, "c.value"
+};
+
 /* Shut the gate and give the node back, reporting the bound of the IDs issued. */
 static void
 snowid_release(void)
@@ -155,7 +169,6 @@ snowid_release(void)
 	uint64		bound;
 	int			node;
 	SnowidRegistryState state;
-	char	   *sql;
 	char	   *error = NULL;
 	PGresult   *res;
 
@@ -180,9 +193,6 @@ snowid_release(void)
 	values[1] = start;
 	values[2] = r->secret;		/* fixed since the postmaster started */
 	values[3] = bound > 0 ? last_text : NULL;
-	sql = psprintf("SELECT %s.snowid_registry_release($1::pg_catalog.int4, $2::pg_catalog.text, "
-				   "$3::pg_catalog.text, $4::pg_catalog.int8)",
-				   snowid_registry_schema());
 	/*
 	 * Let the waits run although SIGTERM came: clearing got_sigterm would
 	 * not do, as the postmaster signals a child twice (the process, then
@@ -195,8 +205,8 @@ snowid_release(void)
 	{
 		/* the pools' unused tails first: the registry checks the lease */
 		snowid_pools_give_back(node, start, true);
-		res = snowid_registry_exec(sql, 4, values, SNOWID_RELEASE_TIMEOUT_MS,
-								   &error, NULL);
+		res = snowid_registry_call(&release_call, 4, values,
+								   SNOWID_RELEASE_TIMEOUT_MS, &error, NULL);
 	}
 	else
 	{

@@ -2,8 +2,9 @@
 # A release a packager can take (issue 32): the versions agree (META.json,
 # snowid.control's default_version, the newest upgrade script), META.json
 # holds what PGXN's meta spec 1.0.0 requires, and the zip `make dist` makes
-# (git archive of HEAD: one top folder snowid-<version>/, META.json in it)
-# builds, installs and passes `make installcheck` from a clean directory.
+# (git archive of HEAD and the released update scripts: one top folder
+# snowid-<version>/, META.json in it) builds, installs and passes `make
+# installcheck` from a clean directory.
 #
 #   bash test/dist.sh      # prints "ok - ..." / "not ok - ..." and ends
 #                          # with "dist: N passed, M failed"
@@ -59,7 +60,11 @@ need(bool(prov.get('file')) and os.path.isfile(os.path.join(src, prov.get('file'
 need(meta.get('prereqs', {}).get('runtime', {}).get('requires', {}).get('PostgreSQL') == '15.0.0',
      'META.json requires PostgreSQL 15.0.0 at run time')
 def key(v): return tuple(int(x) for x in v.split('.'))
-ups = [re.match(r'^snowid--([0-9.]+)--([0-9.]+)\.sql$', f) for f in os.listdir(os.path.join(src, 'sql', 'updates'))]
+# the hops in the tree and the released ones (sql/updates/released.txt)
+names = os.listdir(os.path.join(src, 'sql', 'updates'))
+names += [l.split()[1] for l in open(os.path.join(src, 'sql', 'updates', 'released.txt'))
+          if re.match(r'^[0-9a-f]{40}\s+\S', l)]
+ups = [re.match(r'^snowid--([0-9.]+)--([0-9.]+)\.sql$', f) for f in names]
 targets = sorted((m.group(2) for m in ups if m), key=key)
 need(bool(targets) and targets[-1] == default,
      f'the newest update script goes to {targets[-1] if targets else None}, the default_version')
@@ -91,6 +96,14 @@ check "the zip holds the install script's parts, the C sources and the tests" \
 	bash -c "grep -q '^snowid-$version/sql/install/00_header.sql$' <<<'$listing' &&
 		grep -q '^snowid-$version/src/generator.c$' <<<'$listing' &&
 		grep -q '^snowid-$version/expected/generator.out$' <<<'$listing'"
+
+released=$(sed -n 's/^[0-9a-f]\{40\} \{1,\}\([^ ]*\).*/\1/p' "$SNOWID_SRC/sql/updates/released.txt")
+released_missing=
+for f in $released; do
+	grep -qx "snowid-$version/sql/released/$f" <<<"$listing" || released_missing+=" $f"
+done
+check "the zip holds in sql/released/ the $(wc -w <<<"$released") released update scripts sql/updates/released.txt names${released_missing:+; missing:$released_missing}" \
+	test -z "$released_missing"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/snowid-dist.XXXXXX")
 unzip -q "$zip" -d "$dir"

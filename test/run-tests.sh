@@ -31,6 +31,10 @@
 # test/snowflake-build.sh builds it from
 # ../shared/vendor/pgedge-snowflake-2.6.0.tar.gz (or $SNOWID_SNOWFLAKE_TARBALL)
 # into the PostgreSQL under test (a second or two, every major), once.
+# TAP 102's old member: test/old-build.sh builds snowid 1.10 from this
+# repository's git history into a copy of the first major's installation
+# (under a minute, once); elsewhere, or without that history, its part is
+# skipped with the reason.
 set -u
 SNOWID_USER_PG_CONFIG=${PG_CONFIG:-}
 . "$(dirname "$0")/lib.sh"
@@ -317,6 +321,39 @@ prepare_snowflake() {
 	echo "pgEdge snowflake test skipped: $SNOWID_SNOWFLAKE_SKIP"
 }
 
+# snowid 1.10 for TAP 102's old member, on the first major of the run only
+# (1.10 predates the shims for newer majors); where it cannot be built,
+# SNOWID_OLD_SKIP holds the reason (102 reads it and skips that part).  A
+# failed build counts as a failure.
+prepare_old_member() {
+	local out rc
+	old_note=
+	unset SNOWID_OLD_INSTALL
+	if [ -n "${old_bindir:-}" ]; then
+		SNOWID_OLD_SKIP="built for the first major of the run only"
+		export SNOWID_OLD_SKIP
+		return
+	fi
+	out=$(bash "$SNOWID_SRC/test/old-build.sh" "$PG_CONFIG" 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/  /'
+	if [ $rc -eq 0 ]; then
+		SNOWID_OLD_INSTALL=$(echo "$out" | tail -n1)
+		export SNOWID_OLD_INSTALL
+		unset SNOWID_OLD_SKIP
+		return
+	fi
+	if [ $rc -eq 3 ]; then
+		SNOWID_OLD_SKIP=$(echo "$out" | tail -n1 | sed 's/^old-build: //; s/: the old member test is skipped$//')
+	else
+		SNOWID_OLD_SKIP="the build of snowid 1.10 failed (counted as a failure)"
+		major_failed=$((major_failed + 1))
+	fi
+	export SNOWID_OLD_SKIP
+	old_note=" (1.10 member test skipped: $SNOWID_OLD_SKIP)"
+	echo "1.10 member test skipped: $SNOWID_OLD_SKIP"
+}
+
 # One benchmark of test/bench as a smoke run, in the current directory:
 #   bench_smoke LABEL SCRIPT PORT LOG CHECK
 # runs SCRIPT --smoke on PORT into LOG, then CHECK LOG, which returns 0
@@ -583,6 +620,8 @@ for major in $majors; do
 	prepare_citus
 	echo "== pgEdge snowflake"
 	prepare_snowflake
+	echo "== snowid 1.10 (an old member)"
+	prepare_old_member
 	run_suite
 	if [ -f "$("$PG_CONFIG" --pkglibdir)/snowid.so" ]; then
 		if [ -z "${old_bindir:-}" ]; then
@@ -591,8 +630,8 @@ for major in $majors; do
 		fi
 		last_major=$major
 	fi
-	echo "PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note$snowflake_note${exporter_note:-}"
-	summary+=("PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note$snowflake_note${exporter_note:-}")
+	echo "PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note$snowflake_note${old_note:-}${exporter_note:-}"
+	summary+=("PostgreSQL $major: $major_passed passed, $major_failed failed$citus_note$snowflake_note${old_note:-}${exporter_note:-}")
 	passed=$((passed + major_passed))
 	failed=$((failed + major_failed))
 done

@@ -1183,3 +1183,19 @@ GRANT EXECUTE ON FUNCTION snowid_pool_owner(text, bigint) TO pg_monitor, pg_data
 
 COMMENT ON FUNCTION snowid_pool_owner(text, bigint) IS
 'registry: the node ID whose range of the pool holds the value (the latest granted where ranges overlap), NULL if none';
+
+-- A member's call on the registry as one request (2.1 on): a JSON object
+-- with the protocol version, the operation (claim, reassert, release,
+-- pool_grant, pool_report, pool_return) and its fields by name (the
+-- parameters of the positional function, without "p_"), each checked
+-- (registry_request.c), then the positional call as the caller.  Members
+-- need EXECUTE on that function as before: the request adds no right, so
+-- it is left to PUBLIC and a registry updated to 2.1 needs no new GRANT.
+CREATE FUNCTION snowid_registry_request(request jsonb)
+RETURNS jsonb
+LANGUAGE C
+VOLATILE
+AS 'MODULE_PATHNAME', 'snowid_registry_request';
+
+COMMENT ON FUNCTION snowid_registry_request(jsonb) IS
+'registry: a member''s call as one typed request, {"version": 1, "op": ..., fields by name}; answers {"version": 1, "rows": [...]} (members of 2.1 on)';

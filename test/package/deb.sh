@@ -63,10 +63,15 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/snowid-deb.XXXXXX")
 src=$work/snowid-${deb_version%-*}
 
 # ---- build from a copy of the tree (its files that git does not ignore) ----
+# and the released update scripts, which the build takes from the git
+# history (sql/updates/released.txt) that the copy lacks: made here first.
 mkdir -p "$src"
 if git -C "$SNOWID_SRC" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+	make -s -C "$SNOWID_SRC" released PG_CONFIG="$PG_CONFIG" >"$work/released.log" 2>&1 ||
+		{ not_ok "make released takes the released update scripts from git"; cat "$work/released.log"; finish; }
 	git -C "$SNOWID_SRC" ls-files -z --cached --others --exclude-standard |
 		tar -C "$SNOWID_SRC" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$src" -xf -
+	tar -C "$SNOWID_SRC" -cf - sql/released | tar -C "$src" -xf -
 else
 	tar -C "$SNOWID_SRC" --exclude=.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
 		--exclude='./debian/postgresql-*' --exclude=./debian/files --exclude='./debian/*.substvars' \
@@ -114,12 +119,14 @@ check "it holds $pkglibdir/snowid.so" has "$pkglibdir/snowid.so"
 check "it holds $extdir/snowid.control" has "$extdir/snowid.control"
 check "it holds the install script $extdir/snowid--$control_version.sql" \
 	has "$extdir/snowid--$control_version.sql"
-upgrades=("$src"/sql/updates/snowid--*--*.sql)
+# The released scripts (sql/updates/released.txt) and the hops being made.
+scripts=($(sed -n 's/^[0-9a-f]\{40\} \{1,\}\([^ ]*\).*/\1/p' "$src/sql/updates/released.txt") \
+	$(cd "$src/sql/updates" && ls snowid--*--*.sql))
 scripts_missing=
-for f in "$src"/sql/updates/snowid--1.0.sql "${upgrades[@]}"; do
-	has "$extdir/$(basename "$f")" || scripts_missing+=" $(basename "$f")"
+for f in "${scripts[@]}"; do
+	has "$extdir/$f" || scripts_missing+=" $f"
 done
-check "it holds snowid--1.0.sql and the ${#upgrades[@]} update scripts of sql/updates/${scripts_missing:+; missing:$scripts_missing}" \
+check "it holds the ${#scripts[@]} update scripts (snowid--1.0.sql among them) of sql/updates/released.txt and sql/updates/${scripts_missing:+; missing:$scripts_missing}" \
 	test -z "$scripts_missing"
 depends=$(dpkg-deb -f "$deb" Depends)
 depends_on() { grep -qE "(^|, )$1( |,|$)" <<<"$depends"; }

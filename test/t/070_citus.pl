@@ -33,6 +33,7 @@ use SnowidTest;
 use SnowidCitus;
 
 citus_skip_unless_available();
+skip_without_released(q{2.0});
 
 my $started = time;
 my $c = citus_cluster(workers => 2);
