@@ -51,6 +51,9 @@ SELECT snowid_counter_create('bad_type', type => 'text');
 SELECT snowid_counter_create('bad_mode', mode => 'slow');
 SELECT snowid_counter_create('bad_block', mode => 'fast', block => 0);
 SELECT snowid_counter_create('bad_block', block => 10);
+SELECT snowid_counter_create('bad_block', block => 100);
+SELECT snowid_counter_create('bad_block', block => 1);
+SELECT snowid_counter_create('bad_start', start => NULL);
 SELECT snowid_counter_create('bad_start', start => -1);
 SELECT snowid_counter_create('invoice_no');
 SELECT snowid_counter_create('pg_temp.tmp_counter');
@@ -88,8 +91,10 @@ DROP SEQUENCE issue_no;
 SELECT count(*) FROM snowid_counter;
 SELECT count(*) FROM snowid_counter_key;
 SELECT snowid_counter_next('invoice_no', 'acme');
--- mode fast: blocks of 3 per key from shared memory; a rollback keeps
--- its values (a gap), restart and drop_key take effect at once
+-- mode fast: blocks of 3 per key from shared memory, each reserved by a
+-- server process in a transaction of its own; a rollback keeps its values
+-- (a gap), restart and drop_key take effect at their commit, and their
+-- own transaction may not take the key's values
 SELECT snowid_counter_create('order_no', mode => 'fast', block => 3);
 SELECT counter, type, mode, start, block FROM snowid_counter;
 SELECT array_agg(snowid_counter_next('order_no', 'shop1')) FROM generate_series(1, 7);
@@ -110,6 +115,20 @@ ROLLBACK;
 SELECT snowid_counter_next('order_no', 'shop2');
 SELECT keys >= 2 AS cached, capacity, evictions >= 0 AS counted FROM snowid_counter_cache();
 SELECT snowid_counter_drop('order_no');
+-- a reservation that finds the key's row locked gives up after 1 s (55P03)
+SELECT snowid_counter_create('lock_no', mode => 'fast', block => 1) IS NOT NULL AS created;
+SELECT snowid_counter_next('lock_no', 'k');
+BEGIN;
+SELECT last FROM snowid_counter_key WHERE counter = 'lock_no'::regclass FOR UPDATE;
+SELECT snowid_counter_next('lock_no', 'k');
+ROLLBACK;
+SELECT snowid_counter_next('lock_no', 'k');
+SELECT snowid_counter_drop('lock_no');
+-- no user calls the reservation or its server side
+SET ROLE counter_user;
+SELECT snowid_counter_reserve(0, 'k', 1, 1);
+SELECT snowid_counter_reserve_serve(0, 'k', 1, 1);
+RESET ROLE;
 -- a database that subscribes to another may be one of several primaries
 CREATE SUBSCRIPTION counter_sub CONNECTION 'dbname=nowhere' PUBLICATION p
   WITH (connect = false, enabled = false, create_slot = false, slot_name = NONE);

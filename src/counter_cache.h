@@ -26,19 +26,26 @@ typedef struct SnowidCounterTag
 typedef enum
 {
 	COUNTER_TAKEN,				/* *value is the key's next value */
-	COUNTER_WAIT,				/* wait for *xid, whose block is next */
-	COUNTER_RESERVE				/* reserve a block (none cached or left) */
+	COUNTER_WAIT,				/* wait for *xid, which moves the key's row */
+	COUNTER_BUSY,				/* another backend reserves: sleep, again */
+	COUNTER_MOVED,				/* this transaction moved the key's row */
+	COUNTER_RESERVE				/* reserve *n values (none cached or left) */
 } SnowidCounterTake;
 
 extern void snowid_counter_shmem_request(void);
 extern void snowid_counter_shmem_startup(void);
 extern void snowid_counter_require_shared(void);
 extern SnowidCounterTake snowid_counter_cache_take(const SnowidCounterTag *tag,
-												   int64 *value,
-												   TransactionId *xid);
+												   int64 block, int64 *value,
+												   TransactionId *xid,
+												   int64 *n);
+extern void snowid_counter_cache_sleep(void);
+extern void snowid_counter_cache_awake(void);
 extern int64 snowid_counter_cache_install(const SnowidCounterTag *tag,
-										  int64 first, int64 last);
-extern void snowid_counter_cache_forget(const SnowidCounterTag *tag);
+										  int64 first, int64 last, int64 n);
+extern void snowid_counter_cache_unreserve(const SnowidCounterTag *tag);
+extern void snowid_counter_cache_forget(const SnowidCounterTag *tag,
+										int64 floor);
 extern bool snowid_counter_cache_last(const SnowidCounterTag *tag,
 									  int64 *last);
 extern void snowid_counter_cache_counts(int64 *keys, int64 *capacity,

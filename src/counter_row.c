@@ -8,7 +8,8 @@
  *	  is 1, so a rollback gives the value back and the committed values of
  *	  a key run start, start + 1, ... with no hole, a second taker of the
  *	  key waiting for the first to end, as with a hand-written counter
- *	  row; in fast mode n is a block (counter_fast.c).
+ *	  row; in fast mode n is a block, taken by a server process in a
+ *	  transaction of its own (counter_fast.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -72,30 +73,53 @@ static const SnowidCounterStmt row_create = {
 };
 
 /*
- * Take the next n values of key in the caller's transaction (the row stays
- * locked until it ends): returns the last of them.
+ * Take the next n values of key of counter relid (starting at start) in
+ * the current transaction, the row locked until it ends: returns the last
+ * of them.  Gapless: the caller's transaction; fast: the server process's
+ * (snowid_counter_reserve_serve).
  */
 int64
-snowid_counter_row_next(const SnowidCounter *c, text *key, int64 n)
+snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 n,
+						int64 start)
 {
 	Datum		args[4];
 	int64		out[COUNTER_STMT_OUTS];
 
-	args[0] = ObjectIdGetDatum(c->relid);
+	args[0] = ObjectIdGetDatum(relid);
 	args[1] = PointerGetDatum(key);
 	args[2] = Int64GetDatum(n);
-	args[3] = Int64GetDatum(c->start + n - 1);
-	if (!snowid_counter_exec(c->extnsp, &row_update, args, out) &&
-		!snowid_counter_exec(c->extnsp, &row_insert, args, out))
-		elog(ERROR, "counter %s: key row neither updated nor inserted",
-			 c->name);
-	if (out[0] - n + 1 > c->maxvalue || out[0] < c->start)
+	args[3] = Int64GetDatum(start + n - 1);
+	if (!snowid_counter_exec(extnsp, &row_update, args, out) &&
+		!snowid_counter_exec(extnsp, &row_insert, args, out))
+		elog(ERROR, "counter %u: key row neither updated nor inserted", relid);
+	return out[0];
+}
+
+/*
+ * The last of the next n values of key (first - 1 + n), refused past the
+ * counter's type.
+ */
+int64
+snowid_counter_row_check(const SnowidCounter *c, text *key, int64 last,
+						 int64 n)
+{
+	if (last - n + 1 > c->maxvalue || last < c->start)
 		ereport(ERROR,
 				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
 				 errmsg("counter %s has no value left for key \"%s\"",
 						c->name, text_to_cstring(key)),
 				 errdetail("Its values end at " INT64_FORMAT ".", c->maxvalue)));
-	return out[0];
+	return last;
+}
+
+/* Gapless: the key's next value, in the caller's transaction. */
+int64
+snowid_counter_row_next(const SnowidCounter *c, text *key)
+{
+	return snowid_counter_row_check(c, key,
+									snowid_counter_row_take(c->extnsp, c->relid,
+															key, 1, c->start),
+									1);
 }
 
 /* The last value given to key, as this transaction sees it: false if none. */

@@ -12,8 +12,11 @@
 
 #include "counter.h"
 
-extern int64 snowid_counter_row_next(const SnowidCounter *c, text *key,
-									 int64 n);
+extern int64 snowid_counter_row_take(Oid extnsp, Oid relid, text *key,
+									 int64 n, int64 start);
+extern int64 snowid_counter_row_check(const SnowidCounter *c, text *key,
+									  int64 last, int64 n);
+extern int64 snowid_counter_row_next(const SnowidCounter *c, text *key);
 extern bool snowid_counter_row_last(const SnowidCounter *c, text *key,
 									int64 *last);
 extern void snowid_counter_row_move(const SnowidCounter *c, text *key,

@@ -23,6 +23,7 @@
 #include "tcop/utility.h"
 #include "ticket_catalog.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
@@ -34,6 +35,7 @@ PG_FUNCTION_INFO_V1(snowid_counter_restart);
 PG_FUNCTION_INFO_V1(snowid_counter_drop_key);
 PG_FUNCTION_INFO_V1(snowid_counter_drop);
 PG_FUNCTION_INFO_V1(snowid_counter_cache);
+PG_FUNCTION_INFO_V1(snowid_counter_reserve_serve);
 
 /* Run a utility statement as the caller, its names already qualified. */
 static void
@@ -75,19 +77,31 @@ snowid_counter_warn_subscribed(const char *qualified)
 Datum
 snowid_counter_create(PG_FUNCTION_ARGS)
 {
-	text	   *name = PG_GETARG_TEXT_PP(0);
-	Oid			type = PG_GETARG_OID(1);
-	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	int64		start = PG_GETARG_INT64(3);
-	int32		block = PG_GETARG_INT32(4);
-	bool		fast = strcmp(mode, "fast") == 0;
+	text	   *name;
+	Oid			type;
+	char	   *mode;
+	int64		start;
+	int32		block;
+	bool		fast;
 	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-	int64		maxvalue = snowid_ticket_type_max(type);
+	int64		maxvalue;
 	RangeVar   *rv;
 	Oid			nspid;
 	Oid			relid;
 	char	   *qualified;
 
+	for (int i = 0; i < 4; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s of a counter must not be null",
+							i == 0 ? "name" : i == 1 ? "type" : i == 2 ? "mode" : "start")));
+	name = PG_GETARG_TEXT_PP(0);
+	type = PG_GETARG_OID(1);
+	mode = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	start = PG_GETARG_INT64(3);
+	fast = strcmp(mode, "fast") == 0;
+	maxvalue = snowid_ticket_type_max(type);
 	PreventCommandIfReadOnly("snowid_counter_create()");
 	/* each node would count on its own: refuse rather than repeat values */
 	if (OidIsValid(get_extension_oid("citus", true)))
@@ -107,14 +121,19 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid mode for counter: \"%s\"", mode),
 				 errdetail("A counter's mode is gapless (its values taken in the caller's transaction) or fast (from shared memory).")));
-	if (block < 1 || (!fast && block != 100 && block != 1))
+	if (!fast && !PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a gapless counter has no block size"),
+				 errdetail("A gapless counter takes its values one at a time, in the caller's transaction."),
+				 errhint("Leave out block, or write mode => 'fast'.")));
+	block = PG_ARGISNULL(4) ? 100 : PG_GETARG_INT32(4);
+	if (block < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid block size for counter: %d", block),
-				 errdetail("%s", fast ? "The block size must be at least 1." :
-						   "A gapless counter takes its values one at a time: it has no block size."),
-				 errhint("%s", fast ? "Leave out block for the default of 100." :
-						 "Leave out block, or write mode => 'fast'.")));
+				 errdetail("The block size must be at least 1."),
+				 errhint("Leave out block for the default of 100.")));
 	if (fast)
 		snowid_counter_require_shared();
 	if (start < 0 || start >= maxvalue)
@@ -166,7 +185,7 @@ snowid_counter_next(PG_FUNCTION_ARGS)
 	PreventCommandIfParallelMode("snowid_counter_next()");
 	if (c->fast)
 		PG_RETURN_INT64(snowid_counter_fast_next(c, key));
-	PG_RETURN_INT64(snowid_counter_row_next(c, key, 1));
+	PG_RETURN_INT64(snowid_counter_row_next(c, key));
 }
 
 /*
@@ -211,7 +230,7 @@ snowid_counter_restart(PG_FUNCTION_ARGS)
 						   c->start, c->maxvalue)));
 	snowid_counter_row_move(c, key, next);
 	if (c->fast)
-		snowid_counter_fast_forget(c, key);
+		snowid_counter_fast_forget(c, key, next - 1);
 	PG_RETURN_VOID();
 }
 
@@ -227,7 +246,7 @@ snowid_counter_drop_key(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("snowid_counter_drop_key()");
 	had = snowid_counter_row_forget(c, key);
 	if (c->fast)
-		snowid_counter_fast_forget(c, key);
+		snowid_counter_fast_forget(c, key, c->start - 1);
 	PG_RETURN_BOOL(had);
 }
 
@@ -269,4 +288,63 @@ snowid_counter_cache(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(evictions);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc),
 													  values, nulls)));
+}
+
+/*
+ * snowid_counter_reserve_serve(counter, key, n, start): what
+ * snowid_counter_reserve asks of a server process (registry_server.c),
+ * which runs it in a transaction of its own and answers once that has
+ * committed: the key's row takes the next n values, the last returned.
+ * It never waits long for the row: the only other writers are a
+ * transaction that restarted or dropped the key, or an earlier
+ * reservation, and the first may be the very caller that waits for this
+ * answer.
+ */
+Datum
+snowid_counter_reserve_serve(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	text	   *key = PG_GETARG_TEXT_PP(1);
+	int64		n = PG_GETARG_INT64(2);
+	int64		start = PG_GETARG_INT64(3);
+	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	MemoryContext ctx = CurrentMemoryContext;
+	int			nest;
+	int64		last = 0;
+	char	   *name;
+
+	if (n < 1 || start < 0 || VARSIZE_ANY_EXHDR(key) > SNOWID_COUNTER_KEY_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid reservation of a counter's values")));
+	PreventCommandIfReadOnly("snowid_counter_reserve_serve()");
+	nest = NewGUCNestLevel();
+	(void) set_config_option("lock_timeout", "1000", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	PG_TRY();
+	{
+		last = snowid_counter_row_take(extnsp, relid, key, n, start);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		MemoryContextSwitchTo(ctx);
+		ed = CopyErrorData();
+		if (ed->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			PG_RE_THROW();
+		FlushErrorState();
+		name = get_rel_name(relid);
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("key \"%s\" of counter %s is locked by another transaction",
+						text_to_cstring(key),
+						name ? quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), name) :
+						psprintf("%u", relid)),
+				 errdetail("A fast counter reserves values in a transaction of its own; another has held the key's row for more than 1 s (as one that restarts or drops the key does until it ends)."),
+				 errhint("If it is the transaction that asks for this value, commit it first; else ask again once that transaction has ended.")));
+	}
+	PG_END_TRY();
+	AtEOXact_GUC(true, nest);
+	PG_RETURN_INT64(last);
 }

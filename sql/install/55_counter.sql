@@ -54,13 +54,13 @@ CREATE FUNCTION snowid_counter_create(name text,
 									  type regtype DEFAULT 'bigint',
 									  mode text DEFAULT 'gapless',
 									  start bigint DEFAULT 1,
-									  block integer DEFAULT 100)
+									  block integer DEFAULT NULL)
 RETURNS regclass
 AS 'MODULE_PATHNAME', 'snowid_counter_create'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION snowid_counter_create(text, regtype, text, bigint, integer) IS
-'create counter name: values start, start + 1, ... per key, of type integer or bigint, in mode gapless (taken in the caller''s transaction) or fast (from shared memory, block values reserved per key at a time)';
+'create counter name: values start, start + 1, ... per key, of type integer or bigint, in mode gapless (taken in the caller''s transaction) or fast (from shared memory, blocks of at least block values, default 100, reserved per key in a committed transaction of their own)';
 
 CREATE FUNCTION snowid_counter_next(counter text, key text)
 RETURNS bigint
@@ -142,6 +142,35 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION snowid_counter_drop(text) IS
 'drop a counter and all its keys (only its owner; DROP SEQUENCE of its name does the same)';
+
+-- A fast counter's block: reserved in a transaction of its own, committed
+-- (durably) before any of its values is handed out, so no rollback or crash
+-- of the caller gives a value twice.  snowid_counter_reserve hands the call
+-- to a server process of the database (registry_server.c), which applies
+-- snowid_counter_reserve_serve and answers after its commit.  The caller's
+-- privilege on the counter is checked before (counter_fast.c); no user
+-- calls either function.
+CREATE FUNCTION snowid_counter_reserve(counter oid, key text, n bigint,
+									   start bigint)
+RETURNS bigint
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'snowid_registry_forward';
+
+REVOKE ALL ON FUNCTION snowid_counter_reserve(oid, text, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_counter_reserve(oid, text, bigint, bigint) IS
+'counter, internal: reserves the next n values of a key of a fast counter in a transaction of a server process, committed before it answers with the last of them; called by snowid_counter_next, no user may call it';
+
+CREATE FUNCTION snowid_counter_reserve_serve(counter oid, key text, n bigint,
+											 start bigint)
+RETURNS bigint
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'snowid_counter_reserve_serve';
+
+REVOKE ALL ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) IS
+'counter, internal: what snowid_counter_reserve does (the key''s row: last += n, or start + n - 1 at its first use), applied by the database''s server process in a transaction of its own; no user may call it';
 
 -- DROP of a counter's sequence (directly, by DROP SCHEMA, DROP OWNED, ...)
 -- removes its rows.  SECURITY DEFINER: the dropping user need not be

@@ -12,7 +12,8 @@
 
 -- ---- counters: counters per key (issue 41) ----
 -- The two tables (with the replication guard's row triggers of
--- 80_replication.sql), the functions and the DROP event trigger.
+-- 80_replication.sql), the functions and the DROP event trigger; a fast
+-- counter's blocks are reserved by the database's server process.
 -- @table snowid_counter
 -- @table snowid_counter_key
 -- @function snowid_counter_create
@@ -22,6 +23,8 @@
 -- @function snowid_counter_drop_key
 -- @function snowid_counter_cache
 -- @function snowid_counter_drop
+-- @function snowid_counter_reserve
+-- @function snowid_counter_reserve_serve
 -- @function snowid_counter_dropped
 -- @event_trigger snowid_counter_dropped
 
