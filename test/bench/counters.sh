@@ -14,7 +14,8 @@
 #   bash test/bench/counters.sh            # full run (about 10 minutes)
 #   bash test/bench/counters.sh --smoke    # tiny run that only proves it works
 #
-# ROUNDS, SECS (of every pgbench run) and KEYS shorten a full run.
+# ROUNDS, SECS (of every pgbench run) and KEYS shorten a full run, CANDS
+# (some of: fast gapless sequence) runs only those beside the row.
 # PostgreSQL: SNOWID_BENCH_PG_CONFIG, else PG_CONFIG (test/lib.sh); snowid
 # is built and installed into it unless SNOWID_SKIP_BUILD is set.  The
 # server is a throwaway one (fsync on, default settings, autovacuum off) on
@@ -68,7 +69,9 @@ script[row]='UPDATE counters SET last = last + 1 WHERE key = :k RETURNING last;'
 script[fast]="SELECT snowid_counter_next('c_fast', :k);"
 script[gapless]="SELECT snowid_counter_next('c_gapless', :k);"
 script[sequence]="SELECT nextval(('ks_' || :k::bigint)::regclass);"
-cands=(fast gapless sequence)
+# CANDS: some of them only (e.g. CANDS=fast)
+read -r -a cands <<<"${CANDS:-fast gapless sequence}"
+declare -A label=([fast]=fast [gapless]=gapless [sequence]='sequence per key')
 declare -A keyset=([hot]='\set k 1' [many]="\\set k random(1, $KEYS)")
 
 # samples, add, med, range, ratio: test/lib.sh
@@ -117,8 +120,11 @@ done
 	echo
 	echo "PostgreSQL $version, $(nproc) cores (shared with other work: load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end), $ROUNDS rounds of ${RUN} pgbench runs, $((SECONDS - started)) s in all. One value per transaction (autocommit); hot: key 1 always; many: a key at random of $KEYS. Median TPS, and the median over the rounds of each candidate's TPS over the hand-written row's in the adjacent run (its range in brackets)."
 	echo
-	echo "| keys | clients | row (hand-written) | fast | × row | gapless | × row | sequence per key | × row |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	printf '| keys | clients | row (hand-written)'
+	for c in "${cands[@]}"; do printf ' | %s | × row' "${label[$c]}"; done
+	printf ' |\n|---|---|---'
+	for c in "${cands[@]}"; do printf '|---|---'; done
+	echo '|'
 	for ks in hot many; do
 		for clients in 1 4; do
 			printf '| %s | %s | %.0f' "$([ $ks = hot ] && echo 1 || echo "$KEYS")" "$clients" "$(med "tps:$ks$clients:row")"
@@ -129,7 +135,7 @@ done
 		done
 	done
 	echo
-	echo "**How**: \`counters (key bigint PRIMARY KEY, last bigint)\` holds a row per key made ahead (the hand-written row: \`UPDATE counters SET last = last + 1 WHERE key = :k RETURNING last\`); a sequence per key \`ks_<key>\` (\`nextval(('ks_' || :k::bigint)::regclass)\`); \`snowid_counter_next('c_fast', :k)\` (mode fast, blocks of 1000, \`snowid.counter_keys\` above the keys used) and \`snowid_counter_next('c_gapless', :k)\`. Gapless does the hand-written row's work (its row update in the caller's transaction) plus the counter's lookup and privilege check; fast takes a value from shared memory and writes a row only per block."
+	echo "**How**: \`counters (key bigint PRIMARY KEY, last bigint)\` holds a row per key made ahead (the hand-written row: \`UPDATE counters SET last = last + 1 WHERE key = :k RETURNING last\`); a sequence per key \`ks_<key>\` (\`nextval(('ks_' || :k::bigint)::regclass)\`); \`snowid_counter_next('c_fast', :k)\` (mode fast, blocks of 1000, \`snowid.counter_keys\` above the keys used) and \`snowid_counter_next('c_gapless', :k)\`. Gapless does the hand-written row's work (its row update in the caller's transaction) plus the counter's lookup and privilege check; fast takes a value from shared memory and, per block, has the database's server process write the key's row in a committed transaction of its own (a round trip and a commit; a key that uses its block up within a second gets twice that block next time, up to 64 times the counter's)."
 } >"$out/counters.md"
 
 cat "$out/counters.md"
