@@ -300,6 +300,18 @@ snowid_counter_cache_awake(void)
 	ConditionVariableCancelSleep();
 }
 
+/* The key's slot, made if it has none, its move settled. */
+static SnowidCounterSlot *
+snowid_counter_slot_settled(const SnowidCounterTag *tag)
+{
+	SnowidCounterSlot *slot = snowid_counter_find_slot(tag);
+
+	if (slot == NULL)
+		return snowid_counter_new_slot(tag);
+	(void) snowid_counter_settle(slot);
+	return slot;
+}
+
 /* The slot's reservation is this backend's no more. */
 static void
 snowid_counter_unmark(SnowidCounterSlot *slot)
@@ -320,11 +332,7 @@ snowid_counter_cache_install(const SnowidCounterTag *tag, int64 first,
 	SnowidCounterSlot *slot;
 
 	LWLockAcquire(counter_shared->lock, LW_EXCLUSIVE);
-	slot = snowid_counter_find_slot(tag);
-	if (slot == NULL)
-		slot = snowid_counter_new_slot(tag);
-	else
-		(void) snowid_counter_settle(slot);
+	slot = snowid_counter_slot_settled(tag);
 	snowid_counter_unmark(slot);
 	slot->used = true;
 	if (first > slot->last)
@@ -361,11 +369,7 @@ snowid_counter_cache_forget(const SnowidCounterTag *tag, int64 floor)
 	SnowidCounterSlot *slot;
 
 	LWLockAcquire(counter_shared->lock, LW_EXCLUSIVE);
-	slot = snowid_counter_find_slot(tag);
-	if (slot == NULL)
-		slot = snowid_counter_new_slot(tag);
-	else
-		(void) snowid_counter_settle(slot);
+	slot = snowid_counter_slot_settled(tag);
 	slot->moved_xid = GetCurrentTransactionId();
 	slot->moved_floor = floor;
 	LWLockRelease(counter_shared->lock);

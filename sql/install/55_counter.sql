@@ -198,7 +198,7 @@ $$;
 REVOKE ALL ON FUNCTION snowid_counter_dropped() FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_counter_dropped() IS
-'event trigger on sql_drop: removes the rows of a dropped counter from snowid_counter and snowid_counter_key';
+'counter, internal: event trigger on sql_drop: removes the rows of a dropped counter from snowid_counter and snowid_counter_key';
 
 CREATE EVENT TRIGGER snowid_counter_dropped ON sql_drop
 EXECUTE FUNCTION snowid_counter_dropped();
