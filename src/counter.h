@@ -10,7 +10,11 @@
  *	 counter_catalog.c	a counter by name: the lookup, its settings (cached
  *						per backend), the privilege checks, the key's text;
  *	 counter_row.c	the row per key (snowid_counter_key), read and
- *						written through SPI in the caller's transaction;
+ *						written through SPI in the current transaction
+ *						(the caller's, or a fast block's server process's);
+ *	 counter_cache.c	fast mode's keys and blocks in shared memory;
+ *	 counter_fast.c		fast mode: blocks reserved through
+ *						snowid_counter_reserve (a server process);
  *	 counter_sql.c		the SQL functions.
  *
  *-------------------------------------------------------------------------
