@@ -198,12 +198,18 @@ snowid_counter_new_slot(const SnowidCounterTag *tag)
 		idx = s->nused++;
 	else
 	{
-		for (;;)
+		/*
+		 * A moved key keeps its slot while the move is under way (its
+		 * takers must wait for it, not reserve), unless every slot is
+		 * one: then after two turns of the hand anyway.
+		 */
+		for (int turns = 0;; turns++)
 		{
 			slot = &s->slots[s->hand];
 			idx = s->hand;
 			s->hand = (s->hand + 1) % s->nslots;
-			if (!slot->used)
+			if (!slot->used &&
+				(!snowid_counter_settle(slot) || turns >= 2 * s->nslots))
 				break;
 			slot->used = false;
 		}

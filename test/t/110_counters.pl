@@ -19,6 +19,8 @@
 # - failover: a streaming standby promoted (the primary stopped in
 #   immediate mode while clients take values) goes on with no fast value
 #   twice and no gapless hole;
+# - a key restarted in a transaction still open keeps its cache slot
+#   through evictions: its takers wait for that transaction;
 # - pg_dump of a database using counters, restored into a fresh server:
 #   every key's next value lies above those issued before the dump.
 
@@ -171,6 +173,29 @@ SELECT sum(allocated_size) FROM pg_shmem_allocations
 WHERE name IN ('snowid_counter', 'snowid_counter keys')});
 cmp_ok($shmem, '<=', 1000 * 1024,
 	"shared memory of the key cache within the setting ($shmem bytes for 1000 keys)");
+
+# A key restarted by a transaction still open keeps its cache slot while
+# 3,000 other keys pass through the cache of 1,000: its takers wait for
+# that transaction (here until their statement_timeout), rather than
+# asking the server process, which would find the row locked (55P03).
+my ($mv_in, $mv_out, $mv_err) = ('', '', '');
+my $mover = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-f', '-' ],
+	'<', \$mv_in, '>', \$mv_out, '2>', \$mv_err);
+$mv_in .= "BEGIN;\nSELECT snowid_counter_restart('fast_no', 'moved', 1000);\nSELECT 'restarted';\n";
+my $mv_timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+$mv_timer->start;
+$mover->pump until $mv_out =~ /restarted/ || $mv_timer->is_expired;
+$node->safe_psql('postgres',
+	"SELECT count(snowid_counter_next('many_no', 'other' || k)) FROM generate_series(1, 3000) k");
+my ($mv_ret, $mv_stdout, $mv_stderr) = $node->psql('postgres',
+	"SET statement_timeout = '3s'; SELECT snowid_counter_next('fast_no', 'moved')");
+like($mv_stderr, qr/statement timeout/,
+	"a taker of a key restarted by an open transaction waits for it, evicted or not ($mv_stderr)");
+$mv_in .= "COMMIT;\n\\q\n";
+$mover->finish;
+is($node->safe_psql('postgres', "SELECT snowid_counter_next('fast_no', 'moved')"),
+	'1000', 'once the restart commits, the key goes on at its new value');
 
 # ---------------------------------------------------------------------
 # pg_dump and restore.
