@@ -80,7 +80,10 @@ BEGIN
 		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '0', '110', 's0'],
 		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', 'NaN', 's0'],
 		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', '-1', 's0'],
-		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', '110', repeat('s', 65)]]
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', '110', repeat('s', 65)],
+		-- 2.1: no port, no system identifier (found by the registry fuzzer)
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', NULL, '110', 's0'],
+		['epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c', '5432', NULL, 's0']]
 	LOOP
 		BEGIN
 			PERFORM snowid_registry_claim(0, false, 3, a[1], a[2], 'h', a[3]::integer,
@@ -174,6 +177,34 @@ UPDATE snowid_registry_settings SET max_nodes_per_role = 2;
 SET SESSION AUTHORIZATION regress_trust_m2;
 SELECT result, node FROM pg_temp.claim(NULL, 223, 's2d', p_auto => true);
 SELECT result, node, detail FROM pg_temp.claim(NULL, 224, 's2e', p_auto => true);
+-- at the limit, a node still leased to its start renews, whether claimed
+-- again or re-asserted
+SELECT result, node FROM pg_temp.claim(2, 222, 's2');
+SELECT c.result, c.node_id
+  FROM snowid_registry_reassert(2, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c222', 'host222', 5432, 222, 's2',
+								rpad('s2', 32, '#'), NULL, false, 600000, 5000, 1000,
+								NULL, now() + interval '1 min') c;
+RESET SESSION AUTHORIZATION;
+-- 2.1: once the lease of its node 2 has run out, the role claims node 3 in
+-- its place; node 2 taken back by its own start would be a third node
+-- (2.0 granted it: the limit was applied to new holders only; found by the
+-- registry fuzzer, seed 39211), claimed again or re-asserted alike.
+UPDATE snowid_registry_node SET lease_until = now() - interval '1 s'
+ WHERE node_id = 2;
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT result, node FROM pg_temp.claim(3, 224, 's2e');
+SELECT result, node, detail FROM pg_temp.claim(2, 222, 's2');
+SELECT c.result, c.node_id, c.detail
+  FROM snowid_registry_reassert(2, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c222', 'host222', 5432, 222, 's2',
+								rpad('s2', 32, '#'), NULL, false, 600000, 5000, 1000,
+								NULL, now() + interval '1 min') c;
+RESET SESSION AUTHORIZATION;
+SELECT count(*) AS held_by_m2 FROM snowid_registry_nodes
+ WHERE holder_role = 'regress_trust_m2' AND state = 'held';
+-- node 3 gone (as never claimed), node 2 is taken back
+DELETE FROM snowid_registry_node WHERE node_id = 3;
+SET SESSION AUTHORIZATION regress_trust_m2;
+SELECT result, node FROM pg_temp.claim(2, 222, 's2');
 RESET SESSION AUTHORIZATION;
 UPDATE snowid_registry_settings SET max_nodes_per_role = 64;
 

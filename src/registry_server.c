@@ -14,21 +14,29 @@
  * database, applies each in a subtransaction of one transaction of its
  * own (one commit for the batch) by calling the function's
  * implementation, <name>_serve, with session_user the caller's role, and
- * answers each caller once the batch has committed.  The caller's
+ * answers each caller once the batch has committed; the caller makes sure
+ * the commit's WAL is flushed before it returns the answer.  The caller's
  * transaction holds no lock of the registry's at any time: whatever it
  * does (stays open, is prepared, runs a long expression) delays only its
  * own answer.
  *
- * PROTOTYPE (branch registry-server): only snowid_pool_grant goes through
- * it so far.
+ * server_shared->mutex (a spinlock) protects the process entries and every
+ * slot's state; a slot's other fields belong to its caller until it is
+ * queued, to the process applying it until it is answered, then to the
+ * caller again.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "catalog/dependency.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_proc.h"
@@ -42,7 +50,10 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
 #include "guc.h"
 #include "registry_server.h"
 #include "storage/ipc.h"
@@ -90,6 +101,7 @@ typedef struct ServerSlot
 	pid_t		runner;			/* the server process applying it */
 	bool		failed;
 	int			sqlerrcode;
+	XLogRecPtr	flush_to;		/* the answer holds once WAL is flushed here */
 	int			len;
 	char		buf[SNOWID_SERVER_MSG];
 } ServerSlot;
@@ -283,8 +295,8 @@ server_start(int entry, Oid dboid, bool must)
 
 /*
  * Make sure snowid.registry_processes server processes of this database
- * run or are starting; the running ones' PGPROCs into procs, their number
- * returned.
+ * run or are starting; procs[k] the PGPROC of process k if it runs (else
+ * NULL), the number of processes returned.
  */
 static int
 server_for(Oid dboid, PGPROC **procs, uint64 *present)
@@ -304,6 +316,8 @@ server_for(Oid dboid, PGPROC **procs, uint64 *present)
 	{
 		int			free_i = -1;
 
+		procs[k] = NULL;
+
 		for (i = 0; i < SNOWID_SERVER_ENTRIES; i++)
 		{
 			ServerEntry *e = &server_shared->servers[i];
@@ -319,7 +333,8 @@ server_for(Oid dboid, PGPROC **procs, uint64 *present)
 
 			if (e->proc != NULL)
 			{
-				procs[n++] = e->proc;
+				procs[k] = e->proc;
+				n++;
 				*present |= UINT64CONST(1) << k;
 			}
 			/* a start that failed or never came up: again after 10 s */
@@ -336,6 +351,8 @@ server_for(Oid dboid, PGPROC **procs, uint64 *present)
 		if (free_i < 0)
 		{
 			full = true;
+			for (; k < want; k++)
+				procs[k] = NULL;
 			break;
 		}
 		server_shared->servers[free_i].dboid = dboid;
@@ -375,7 +392,7 @@ server_for(Oid dboid, PGPROC **procs, uint64 *present)
 						get_database_name(dboid)),
 				 errdetail("Its last start found no free background worker slot."),
 				 errhint("Raise max_worker_processes on the registry's server: each registry database needs snowid.registry_processes of them.")));
-	return n;
+	return want;
 }
 
 static void slot_release(ServerSlot *slot);
@@ -444,6 +461,26 @@ encode_args(FunctionCallInfo fcinfo, Oid fnoid, ServerSlot *slot)
 }
 
 static void server_run(Oid fnoid, const char *req, int req_len, ServerSlot *out);
+
+/*
+ * Wake the process a queued call is routed to, or every one if any may
+ * take it (a woken process with nothing of its own to do goes back to
+ * sleep, at the cost of a wake-up).
+ */
+static void
+forward_wake(PGPROC **procs, int nprocs, int route)
+{
+	int			i;
+
+	if (route >= 0 && route < nprocs && procs[route] != NULL)
+	{
+		SetLatch(&procs[route]->procLatch);
+		return;
+	}
+	for (i = 0; i < nprocs; i++)
+		if (procs[i] != NULL)
+			SetLatch(&procs[i]->procLatch);
+}
 
 /* The rows of an answer as the function's result. */
 static Datum
@@ -563,6 +600,7 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 	int			answer_len;
 	bool		failed;
 	int			sqlerrcode;
+	XLogRecPtr	flush_to;
 	TimestampTz give_up;
 
 	if (server_shared == NULL)
@@ -629,15 +667,16 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 		slot->caller_pid = MyProcPid;
 		slot->failed = false;
 		slot->sqlerrcode = 0;
+		slot->flush_to = InvalidXLogRecPtr;
 		encode_args(fcinfo, fnoid, slot);
 		nservers = server_for(MyDatabaseId, servers, &present);
 		SpinLockAcquire(&server_shared->mutex);
 		/* to the process of its route, if that one runs or starts */
 		slot->route = (present & (UINT64CONST(1) << route)) ? route : -1;
 		slot->state = SLOT_QUEUED;
+		route = slot->route;
 		SpinLockRelease(&server_shared->mutex);
-		for (i = 0; i < nservers; i++)
-			SetLatch(&servers[i]->procLatch);
+		forward_wake(servers, nservers, route);
 
 		give_up = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 											  SNOWID_SERVER_WAIT_MS);
@@ -668,9 +707,9 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 				if (slot->state == SLOT_QUEUED && slot->route >= 0 &&
 					!(present & (UINT64CONST(1) << slot->route)))
 					slot->route = -1;
+				route = slot->route;
 				SpinLockRelease(&server_shared->mutex);
-				for (i = 0; i < nservers; i++)
-					SetLatch(&servers[i]->procLatch);
+				forward_wake(servers, nservers, route);
 			}
 		}
 	}
@@ -678,10 +717,20 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 
 	failed = slot->failed;
 	sqlerrcode = slot->sqlerrcode;
+	flush_to = slot->flush_to;
 	answer_len = slot->len;
 	answer = palloc(answer_len + 1);
 	memcpy(answer, slot->buf, answer_len);
 	slot_release(slot);
+
+	/*
+	 * The server committed the batch without waiting for its WAL to reach
+	 * disk (it went on with the next one): the answer, and whatever it
+	 * read, is durable once that WAL is flushed, which the caller does
+	 * here, before it returns (the callers of a batch share the flush).
+	 */
+	if (!XLogRecPtrIsInvalid(flush_to))
+		XLogFlush(flush_to);
 
 	if (failed)
 	{
@@ -870,6 +919,23 @@ server_run(Oid fnoid, const char *req, int req_len, ServerSlot *out)
 }
 
 /*
+ * The end of the WAL inserted so far, as a position XLogFlush can reach:
+ * when nothing is written on the current page yet, the insert position
+ * lies past that page's header; the end is then the page's start.
+ */
+static XLogRecPtr
+wal_inserted_end(void)
+{
+	XLogRecPtr	p = GetXLogInsertRecPtr();
+
+	if (XLogSegmentOffset(p, wal_segment_size) == SizeOfXLogLongPHD)
+		p -= SizeOfXLogLongPHD;
+	else if (p % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		p -= SizeOfXLogShortPHD;
+	return p;
+}
+
+/*
  * Apply one request of the batch, in a subtransaction of its transaction,
  * as the caller's session role, and write its rows (or its error) into the
  * slot.
@@ -926,7 +992,20 @@ snowid_server_main(Datum main_arg)
 	TimestampTz last_work;
 
 	am_server = true;
+#ifdef __GLIBC__
+
+	/*
+	 * Keep freed memory for the next call rather than hand it back to the
+	 * system: a call's layout checks run regular expressions whose
+	 * matching (PostgreSQL 15's regex code mallocs its own) allocates and
+	 * frees a few hundred kB at the top of the heap each time, which glibc
+	 * then trims, so that every call faulted the pages in again.
+	 */
+	(void) mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
+	(void) mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024);
+#endif
 	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	if (entry < 0 || entry >= SNOWID_SERVER_ENTRIES)
 		proc_exit(0);
@@ -969,8 +1048,16 @@ snowid_server_main(Datum main_arg)
 		int			batch[SNOWID_SERVER_SLOTS];
 		int			n = 0;
 		bool		idle;
+		bool		callers_flush;
+		XLogRecPtr	flush_to = InvalidXLogRecPtr;
 
 		CHECK_FOR_INTERRUPTS();
+		/* (synchronous_standby_names, below; the overrides above stay) */
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
 		idle = TimestampDifferenceExceeds(last_work, GetCurrentTimestamp(),
 										  SNOWID_SERVER_IDLE_MS);
 		SpinLockAcquire(&server_shared->mutex);
@@ -1024,10 +1111,46 @@ snowid_server_main(Datum main_arg)
 			server_apply(&server_shared->slots[batch[i]]);
 		SetSessionAuthorization(BOOTSTRAP_SUPERUSERID, true);
 		PopActiveSnapshot();
-		CommitTransactionCommand();
+
+		/*
+		 * The commit.  Without a synchronous standby to wait for, it does
+		 * not wait for its WAL flush: each caller flushes up to the batch's
+		 * end before it reads its answer (forward), so that the flush, the
+		 * slowest step, overlaps the next batch here, and the callers of
+		 * one batch (and of others) share it.  The end taken is the WAL
+		 * inserted by now: it covers this commit and every commit this
+		 * batch could see, so no answer rests on a state that is not
+		 * durable (a call that wrote nothing included).  With a synchronous
+		 * standby, the commit waits for it here, as any commit would.
+		 */
+		callers_flush = !(synchronous_commit > SYNCHRONOUS_COMMIT_LOCAL_FLUSH &&
+						  max_wal_senders > 0 &&
+						  SyncRepStandbyNames != NULL &&
+						  SyncRepStandbyNames[0] != '\0');
+		if (callers_flush)
+		{
+			int			level = synchronous_commit;
+
+			synchronous_commit = SYNCHRONOUS_COMMIT_OFF;
+			PG_TRY();
+			{
+				CommitTransactionCommand();
+			}
+			PG_FINALLY();
+			{
+				synchronous_commit = level;
+			}
+			PG_END_TRY();
+			flush_to = wal_inserted_end();
+		}
+		else
+			CommitTransactionCommand();
 		pgstat_report_activity(STATE_IDLE, NULL);
 
-		/* answers only once the batch is durable */
+		/*
+		 * The answers: read once the batch is durable (committed here with
+		 * a synchronous standby, else flushed by each caller to flush_to)
+		 */
 		{
 			PGPROC	   *wake[SNOWID_SERVER_SLOTS];
 			int			nwake = 0;
@@ -1041,6 +1164,7 @@ snowid_server_main(Datum main_arg)
 					slot->state = SLOT_FREE;
 				else
 				{
+					slot->flush_to = flush_to;
 					slot->state = SLOT_DONE;
 					wake[nwake++] = slot->caller;
 				}

@@ -10,6 +10,24 @@
 -- updated registry needs no new GRANT.
 -- @function snowid_registry_request
 
+-- ---- role-limit claim of a lapsed own node ----
+-- A start taking back its own node after its lease ran out is counted
+-- against max_nodes_per_role (step 6) like a new holder: 2.0 skipped the
+-- count for a start's own node, so a role could claim other nodes while
+-- its lease was out and then take it back, holding more than the limit.
+-- @function snowid_registry_claim_serve
+
+-- ---- claim-identity NULL port or system identifier refused ----
+-- A claim with no port or no system identifier was kept (the identity
+-- test was NULL, not true): refused now as any identity no server has.
+-- @function snowid_registry_claim_write
+
+
+-- ---- layout check: the registry's own layout skips the pattern ----
+-- A renewal sends the layout the registry already holds (checked when it
+-- was set); matching the pattern again was a third of a renewal's cost.
+-- @function snowid_registry_layout_check
+
 -- ---- counters: counters per key (issue 41) ----
 -- The two tables (with the replication guard's row triggers of
 -- 80_replication.sql), the functions and the DROP event trigger; a fast

@@ -10,11 +10,21 @@ workers make (src/registry_claim.c, src/registry_worker.c,
 src/pool_worker.c): claim, reassert (snowid_registry_reassert: the renewal
 of a lease a member holds, registry 1.8 on), renew, release, grant,
 report, return, with honest and hostile arguments (junk layouts and
-identities too), transactions held open,
-two connections of one role, interleaved with registry restarts, a restore
-of an earlier pg_dump, a failover to a streaming standby and DROP/CREATE
-EXTENSION.  After every step it checks the invariants below; a violation
-prints the seed and Hypothesis's shrunk sequence of steps.
+identities too, and junk in every argument of every call), transactions
+held open (committed, rolled back or prepared), one long statement after
+a call in a transaction, relays of short transactions on one pool or
+node, track_activities off, reports on an upstream pool, two connections
+of one role, interleaved with registry restarts, a restore of an earlier
+pg_dump, a failover to a streaming standby and DROP/CREATE EXTENSION.
+After every step it checks the invariants below; a violation prints the
+seed and Hypothesis's shrunk sequence of steps.
+
+The upstream pool: the registry's server is itself a member of an
+upstream registry (a second server on the port after the standby's,
+database global, never restarted), and the pool p_up of ids is created
+with upstream => true: its values come through this server's holdings.
+A member's report on it may move the holdings by one grant at most
+(next_value; TAP 062 tests the refusal at the pool's top).
 
 The failover: the registry gets a standby (pg_basebackup -R, on the port
 after SNOWID_FUZZ_PORT's, built when a failover first needs it), the
@@ -85,9 +95,28 @@ Invariants (the name is what SNOWID_FUZZ_INVARIANTS picks):
                   (ok), unless the registry's rows show another start's live
                   lease of it (restored, taken by a re-assertion or after the
                   grace) or another role's open transaction claims it, its
-                  role holds max_nodes_per_role other nodes, it has a
-                  transaction of its own open, or the lease ended before the
-                  registry looked (then it is an ordinary claim)
+                  role holds max_nodes_per_role other nodes (2.1: also where
+                  the registry's row of its own node has the lease run out),
+                  it has a transaction of its own open, or the lease ended
+                  before the registry looked (then it is an ordinary claim)
+  junk_checked    a member call with junk in one argument (every text, number
+                  and array argument of claim, reassert, release, grant,
+                  report and return: empty, huge, NULL, negative, at the
+                  type's ends, NaN and infinities, odd unicode, a layout where
+                  none belongs) is refused with a clear error (SQLSTATE class
+                  22, 23 or 54, 42501, 42704, or 55P03), never XX000 or a lost
+                  connection, and a refused call changes no row of the
+                  registry; junk is taken only where the argument may
+                  honestly hold it (JUNK_MAY_PASS), and then the other
+                  invariants check the answer
+  no_lockout      (also) while another member runs one long statement in a
+                  transaction after a call, or a relay of short transactions
+                  on one pool or node, an honest member's renewal and grant
+                  are each answered, not busy, within ANSWER_S (the attack
+                  lasts ATTACK_S)
+  next_value      (also) a report on the upstream pool moves this server's
+                  holdings to the end of the first range in hand at most (in
+                  a grace, of all in hand), and a refused one not at all
 
 Environment:
   PG_CONFIG                pg_config of the PostgreSQL to run the registry on
@@ -111,6 +140,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -139,7 +169,7 @@ from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant,
 
 ALL_INVARIANTS = ['one_holder', 'floor_above', 'floor_bounded', 'ranges_disjoint',
                   'next_value', 'no_cross_role', 'no_identity', 'role_limit',
-                  'no_lockout', 'grace', 'reassert_wins', 'input_checked']
+                  'no_lockout', 'grace', 'reassert_wins', 'input_checked', 'junk_checked']
 # What 1.7 is known to break, each fixed by another part of issue 29:
 # SNOWID_FUZZ_EXPECT_17=1 records these as known findings instead of
 # failing (turn it off once the fixes are merged).  'forgetful' stands for
@@ -169,6 +199,10 @@ MAX_LEASE_S = 3                     # the registry's max_lease here (short: leas
 MAX_NODES_PER_ROLE = 2
 LEASE_MS = 2000                     # what honest members ask for
 MAX_LEAD_MS = 300
+ATTACK_S = 3.0                      # how long a long statement or a relay runs
+ANSWER_S = 2.0                      # the longest an honest member's call may take meanwhile
+                                    # (a call takes well under 1 s even on a busy
+                                    # machine; a lockout lasts the whole attack)
 TAKEOVER_MS = 500
 REASSERT_AHEAD_MS = 200             # a member re-asserts a lease this far from its end at least
                                     # (its worker renews a second ahead of its deadline)
@@ -177,6 +211,16 @@ GRACES_S = [0, 1, 1, 2, 3]          # reassert_grace, drawn per example (20 s by
 BIG = 2 ** 63 - 1
 MEMBERS = ['a', 'b', 'c']
 POOLS = [('p_int', 'integer'), ('p_big', 'bigint')]
+# An upstream pool (the datacenter tier, 1.11): the registry's server is a
+# member (node UPSTREAM_NODE) of an upstream registry of its own (database
+# global of a second server on the port after the standby's, never
+# restarted), and p_up in ids draws its values from p_up there through
+# this server's holdings.  The registry's server issues under another
+# layout (another epoch), so that ids keeps no node for it.
+UPSTREAM_POOL = 'p_up'
+UPSTREAM_NODE = 5
+UPSTREAM_PORT = PORT + 2
+UPSTREAM_SQL = f"SELECT snowid.snowid_pool_create('{UPSTREAM_POOL}', 'bigint', upstream => true)"
 SETTINGS_SQL = (f"INSERT INTO snowid.snowid_registry_settings (only_row, max_lease, max_nodes_per_role) "
                 f"VALUES (true, '{MAX_LEASE_S} s', {MAX_NODES_PER_ROLE}) "
                 f"ON CONFLICT (only_row) DO UPDATE SET max_lease = excluded.max_lease, "
@@ -268,10 +312,28 @@ class Registry:
         self.standby = None         # built when a failover first needs it
         self.sync = False           # commits wait for the standby
         self.failovers = 0
-        subprocess.check_call([os.path.join(BINDIR, 'initdb'), '-D', self.primary.data, '-A', 'trust',
-                               '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'],
-                              stdout=subprocess.DEVNULL)
+        self.upstream = self.new_server(UPSTREAM_PORT)
+        for server in (self.upstream, self.primary):
+            subprocess.check_call([os.path.join(BINDIR, 'initdb'), '-D', server.data, '-A', 'trust',
+                                   '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'],
+                                  stdout=subprocess.DEVNULL)
+        with open(os.path.join(self.upstream.data, 'postgresql.conf'), 'a') as f:
+            f.write(f"port = {UPSTREAM_PORT}\nlisten_addresses = ''\n"
+                    f"unix_socket_directories = '{self.sock}'\nfsync = off\n"
+                    "shared_preload_libraries = 'snowid'\nmax_connections = 20\n"
+                    "log_min_messages = warning\n")
+        self.start(self.upstream)
+        self.admin_exec("CREATE DATABASE global", port=UPSTREAM_PORT)
+        self.admin_exec("CREATE EXTENSION snowid; "
+                        "INSERT INTO snowid_registry_settings (only_row, takeover_delay) "
+                        "VALUES (true, '500 ms') ON CONFLICT (only_row) DO UPDATE "
+                        "SET takeover_delay = excluded.takeover_delay; "
+                        f"SELECT snowid_pool_create('{UPSTREAM_POOL}', 'bigint')",
+                        db='global', port=UPSTREAM_PORT)
         with open(os.path.join(self.primary.data, 'postgresql.conf'), 'a') as f:
+            f.write(f"snowid.registry = 'host={self.sock} port={UPSTREAM_PORT} dbname=global "
+                    f"user=postgres'\n"
+                    f"snowid.node_id = {UPSTREAM_NODE}\nsnowid.epoch = '2024-06-01 00:00:00+00'\n")
             f.write(f"port = {PORT}\nlisten_addresses = ''\nunix_socket_directories = '{self.sock}'\n"
                     "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
                     "max_connections = 40\nlog_min_messages = warning\n"
@@ -297,6 +359,7 @@ class Registry:
             cur.execute(settings_sql(0))
             for name, typ in POOLS:
                 cur.execute("SELECT snowid.snowid_pool_create(%s, %s)", (name, typ))
+            cur.execute(UPSTREAM_SQL)
         c.close()
         self.admin_exec("CREATE DATABASE ids TEMPLATE ids_template STRATEGY file_copy")
 
@@ -409,18 +472,18 @@ class Registry:
         with open(self.faketime_file, 'w') as f:
             f.write(f'+{self.offset_s}\n')
 
-    def connect(self, db, user, autocommit=True):
+    def connect(self, db, user, autocommit=True, port=None):
         # the harness's own writes (settings, resets, DROP/CREATE EXTENSION)
         # are durable: only the members' calls may be lost (an asynchronous
         # registry's immediate stop, its failover)
-        c = psycopg2.connect(host=self.sock, port=self.port, dbname=db, user=user,
+        c = psycopg2.connect(host=self.sock, port=port or self.port, dbname=db, user=user,
                              options='-c statement_timeout=10000'
                              + (' -c synchronous_commit=on' if user == 'postgres' else ''))
         c.autocommit = autocommit
         return c
 
-    def admin_exec(self, sql, db='postgres'):
-        c = self.connect(db, 'postgres')
+    def admin_exec(self, sql, db='postgres', port=None):
+        c = self.connect(db, 'postgres', port=port)
         try:
             with c.cursor() as cur:
                 cur.execute(sql)
@@ -445,9 +508,9 @@ class Registry:
                 "WHERE datname = 'ids' AND pid <> pg_backend_pid() AND usename <> 'postgres'")
             self.admin_exec(
                 "DELETE FROM snowid.snowid_pool_range; DELETE FROM snowid.snowid_registry_node; "
-                "UPDATE snowid.snowid_pool SET next_value = start; "
+                "UPDATE snowid.snowid_pool SET next_value = start WHERE NOT upstream; "
                 "DELETE FROM snowid.snowid_pool WHERE name <> ALL (ARRAY["
-                + ", ".join(f"'{n}'" for n, _ in POOLS) + "]); "
+                + ", ".join(f"'{n}'" for n, _ in POOLS + [(UPSTREAM_POOL, None)]) + "]); "
                 "UPDATE snowid.snowid_registry_settings SET layout = NULL; " + settings_sql(0), db='ids')
         except psycopg2.Error:
             self.end_prepared_all()
@@ -475,7 +538,7 @@ class Registry:
         return before
 
     def close(self):
-        for s in (self.standby, self.primary):
+        for s in (self.standby, self.primary, self.upstream):
             if s is not None:
                 self.stop('immediate', s)
         if not os.environ.get('SNOWID_FUZZ_KEEP'):
@@ -540,6 +603,8 @@ class Member:
         self.open_nodes = set() # nodes a claim in it was granted (not committed yet)
         self.open_layout = False  # a claim in it set the registry's layout
         self.open_at = 0.0      # when it began (time.monotonic())
+        self.open_pid = None    # its backend's pid (read once: a thread may be
+                                # running a long statement on that connection)
 
     def identity(self):
         return [self.cluster, self.host, f':{self.port}', self.sysid]
@@ -608,7 +673,10 @@ class RegistryFuzz(RuleBasedStateMachine):
         called_at = time.monotonic()
         try:
             with c.cursor() as cur:
-                cur.execute(sql, args)
+                try:
+                    cur.execute(sql, args)
+                finally:
+                    self.call_s = time.monotonic() - called_at
                 rows = cur.fetchall()
                 for r in rows:
                     texts.extend(str(v) for v in r if v is not None)
@@ -689,16 +757,16 @@ class RegistryFuzz(RuleBasedStateMachine):
         ended (snowid_registry_unblock), as ended: nothing in them commits."""
         if all(o.open is None for o in self.members):
             return
-        pids = [o.conns[o.open].get_backend_pid() for o in self.members
+        pids = [o.open_pid for o in self.members
                 if o.open is not None and o.conns[o.open] is not None
-                and not o.conns[o.open].closed]
+                and not o.conns[o.open].closed and o.open_pid is not None]
         alive = {r[0] for r in self.q("SELECT pid FROM pg_catalog.pg_stat_activity "
                                       "WHERE pid = ANY(%s)", (pids,))}
         for o in self.members:
             if o.open is None:
                 continue
             c = o.conns[o.open]
-            if c is None or c.closed or c.get_backend_pid() not in alive:
+            if c is None or c.closed or o.open_pid not in alive:
                 STATS['states'].add(('open transaction', 'ended by the registry'))
                 if c is not None and not c.closed:
                     # (2.0: the registry's server process applies the calls;
@@ -1175,7 +1243,10 @@ class RegistryFuzz(RuleBasedStateMachine):
         if not won:
             own = b is not None and b[0] == m.role and b[1] == m.start_id and b[7] is None
             others = b is not None and not own and b[7] is None and b[9] >= t0 - 5
-            full = not own and sum(
+            # (2.1: its own node too, where the registry's row has its
+            # lease run out: taken back, it is one more node of the role)
+            lapsed = b is not None and b[9] <= t1 + 5
+            full = (not own or lapsed) and sum(
                 1 for n, r in self.before_nodes.items()
                 if n != node and r[0] == m.role and r[7] is None and r[9] >= t0 - 5) >= MAX_NODES_PER_ROLE
             # (a claim of it in another role's open transaction: see call())
@@ -1314,14 +1385,19 @@ class RegistryFuzz(RuleBasedStateMachine):
                         self.violate('next_value', f'{m.role} was granted {l - f + 1} values of '
                                      f'{pool}, more than the cap {cap}')
                 self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), l + 1)
-                for o in self.members:
-                    for r in o.ranges:
-                        if r[0] == pool and r[1] <= l and f <= r[2] and self.protected(r, t1):
-                            self.violate('ranges_disjoint', f'{m.role} was granted {f}..{l} of '
-                                         f'{pool}, which {o.role} holds ({r[1]}..{r[2]})')
-                m.ranges.append([pool, f, l, None])
+                self.take_range(m, pool, f, l, t1)
         self.check_cross_role(m)
         self.check_pools('a grant')
+
+    def take_range(self, m, pool, f, l, t1):
+        """m was granted f..l of pool (answered at t1): no other member
+        holds any of it; m holds it from now on."""
+        for o in self.members:
+            for r in o.ranges:
+                if r[0] == pool and r[1] <= l and f <= r[2] and self.protected(r, t1):
+                    self.violate('ranges_disjoint', f'{m.role} was granted {f}..{l} of '
+                                 f'{pool}, which {o.role} holds ({r[1]}..{r[2]})')
+        m.ranges.append([pool, f, l, None])
 
     @rule(i=members_i)
     @timed
@@ -1547,9 +1623,16 @@ class RegistryFuzz(RuleBasedStateMachine):
         m = self.members[i]
         if m.open is not None:
             return
+        self.open_call(m, what)
+        self.check_pools('a call held open')
+
+    def open_call(self, m, what):
+        """m's call (what) in a transaction it begins on its second
+        connection and leaves open."""
         c = m.conn(1)
         m.open = 1
         m.open_at = time.monotonic()
+        m.open_pid = c.get_backend_pid()
         node = sorted(m.holds)[0] if m.holds else 3
         pool = POOLS[0][0]
         nv, mx = self.before_pools.get(pool, (1, 0))
@@ -1576,7 +1659,6 @@ class RegistryFuzz(RuleBasedStateMachine):
         else:
             self.call(m, "SELECT snowid.snowid_registry_release(%s::int4, %s::text, %s::text, %s::int8)",
                       [node, hexid(self.rnd), m.secret, None], conn=1)
-        self.check_pools('a call held open')
 
     @rule(i=members_i, how=st.sampled_from(['commit', 'rollback', 'prepare']))
     @timed
@@ -1662,6 +1744,365 @@ class RegistryFuzz(RuleBasedStateMachine):
             c1.close()
         self.check_pools('concurrent claims')
 
+    # ---- rules: long statements and relays (issue 39) ----
+
+    def victim_calls(self, o, attack, p=0):
+        """An honest member's renewal of its node and grant of one value,
+        asked while another member's attack runs: each answered (not
+        busy: call() checks that) within ANSWER_S.  Returns how many
+        answers came while the attack was still running."""
+        during = 0
+        if not o.holds:
+            return during
+        node = sorted(o.holds)[0]
+        pool = POOLS[p][0]
+        rows, err, t0, t1 = self.call(o, self.claim_sql(), self.claim_args(o, node))
+        self.take_claim_answer(o, node, rows, t0, t1, None)
+        self.check_answer_time(o, 'renewal', attack, rows, err)
+        during += attack.is_alive()
+        rows, err, _, t1 = self.call(
+            o, "SELECT g.result, g.first_value, g.last_value, g.values_left, g.detail "
+            "FROM snowid.snowid_pool_grant(%s::text, %s::int4, %s::numeric, %s::text, %s::text, "
+            "%s::text, %s::int8, %s::int8[], %s::int8[]) g",
+            [pool, node, o.sysid, o.start_id, o.secret, hexid(self.rnd, 16), 1, [], []])
+        self.check_answer_time(o, 'grant', attack, rows, err)
+        during += attack.is_alive()
+        if rows and rows[0][0] == 'granted':
+            self.allowed_next[pool] = max(self.allowed_next.get(pool, 0), rows[0][2] + 1)
+            self.take_range(o, pool, rows[0][1], rows[0][2], t1)
+        return during
+
+    def check_answer_time(self, o, what, attack, rows, err):
+        # (2.0: another member's transaction holds nothing of the
+        # registry's, however old: an answer busy is a lockout, whereas
+        # call() allows one for a transaction under 1.5 s old)
+        said = ((err.pgerror or '') if err is not None else
+                str(rows[0][4]) if rows and rows[0] and len(rows[0]) > 4 else '')
+        if (err is not None and err.pgcode == '55P03') or \
+                (rows and rows[0] and rows[0][0] == 'busy') or \
+                'being claimed by another transaction' in said:
+            self.violate('no_lockout', f'{o.role}\'s {what} was answered busy while another '
+                         f'member\'s {attack.name} ran: ' + (str(err).strip() if err is not None
+                                                            else repr(rows)))
+        if attack.is_alive() or self.call_s <= ANSWER_S:
+            STATS['states'].add(('attacked', f'{what} answered while the attack ran'
+                                 if attack.is_alive() else f'{what} answered'))
+        if self.call_s > ANSWER_S:
+            self.violate('no_lockout', f'{o.role}\'s {what} took {self.call_s:.2f} s '
+                         f'(more than {ANSWER_S} s) while another member\'s {attack.name} ran')
+
+    @rule(i=members_i, j=members_i, what=st.sampled_from(['claim', 'report', 'grant', 'release']),
+          p=st.integers(0, len(POOLS) - 1))
+    @timed
+    def long_statement(self, i, j, what, p):
+        """A member's call, then in the same transaction one statement
+        hashing for ATTACK_S (not ended by the registry, which ends no
+        session: 1.10 terminated it, but it died only when its statement
+        ended); meanwhile another member renews and is granted values."""
+        self.step_begin('long_statement')
+        m, o = self.members[i], self.members[j]
+        if m.open is not None or m is o:
+            return
+        self.open_call(m, what)
+        if m.open is None:
+            return
+        c = m.conns[m.open]
+        failed = []
+
+        def hash_on():
+            try:
+                with c.cursor() as cur:
+                    cur.execute("SELECT count(*) FROM pg_catalog.generate_series(1, 1000000) g "
+                                "WHERE pg_catalog.clock_timestamp() < pg_catalog.statement_timestamp() "
+                                "+ %s * interval '1 s' AND pg_catalog.length(pg_catalog.sha256("
+                                "pg_catalog.convert_to(pg_catalog.repeat('x', 262144) || g, 'UTF8'))) > 0",
+                                (ATTACK_S,))
+                    cur.fetchall()
+            except psycopg2.Error as e:
+                failed.append(e.pgcode)
+        attack = threading.Thread(target=hash_on, name='long statement')
+        attack.start()
+        time.sleep(0.1)
+        during = self.victim_calls(o, attack, p)
+        attack.join()
+        STATS['states'].add(('long statement', f'{during} answers while it ran'
+                             + (f', it failed {failed[0]}' if failed else '')))
+        self.check_pools('another member\'s long statement')
+
+    @rule(i=members_i, j=members_i, over=st.sampled_from(['pool', 'node']),
+          p=st.integers(0, len(POOLS) - 1), hold=st.sampled_from([0.2, 0.7]))
+    @timed
+    def relay(self, i, j, over, p, hold):
+        """A relay of short transactions for ATTACK_S, each a call on one
+        pool (a grant of nothing: 1.10 kept the pool's row locked) or on
+        the victim's node (a claim of it) held open for hold seconds, back
+        to back; meanwhile the victim renews and is granted values."""
+        self.step_begin('relay')
+        m, o = self.members[i], self.members[j]
+        if m is o or not o.holds:
+            return
+        node = sorted(o.holds)[0]
+        pool = POOLS[p][0]
+        own = sorted(m.holds)[0] if m.holds else 0
+        answers = []
+
+        def relay_on():
+            end = time.monotonic() + ATTACK_S
+            c = None
+            try:
+                c = REG.connect('ids', m.role, autocommit=False)
+                while time.monotonic() < end:
+                    with c.cursor() as cur:
+                        t0 = REG.now_ms()
+                        try:
+                            if over == 'pool':
+                                cur.execute("SELECT g.result FROM snowid.snowid_pool_grant(%s::text, "
+                                            "%s::int4, %s::numeric, %s::text, %s::text, %s::text, "
+                                            "%s::int8, %s::int8[], %s::int8[]) g",
+                                            [pool, own, m.sysid, m.start_id, m.secret,
+                                             hexid(self.rnd, 8), 0, [], []])
+                            else:
+                                cur.execute(self.claim_sql(), self.claim_args(m, node))
+                            answers.append((cur.fetchall(), t0, REG.now_ms()))
+                        except psycopg2.Error as e:
+                            answers.append((None, e.pgcode, None))
+                        time.sleep(hold)
+                    c.commit()
+            except psycopg2.Error as e:
+                answers.append((None, e.pgcode, None))
+            finally:
+                if c is not None:
+                    c.close()
+        attack = threading.Thread(target=relay_on, name=f'relay on a {over}')
+        attack.start()
+        time.sleep(0.1)
+        during = self.victim_calls(o, attack, p)
+        attack.join()
+        STATS['calls'] += len(answers)
+        for rows, t0, t1 in answers:
+            CURRENT['calls'].append(f'{m.role}[relay] {over} -> {rows if rows is not None else t0}')
+            if over == 'node' and rows is not None:
+                # (a claim of another's node: a conflict unless its lease ran out)
+                self.take_claim_answer(m, node, rows, t0, t1, None)
+        STATS['states'].add(('relay', f'on a {over}, {during} answers while it ran'))
+        self.check_pools(f'a relay on a {over}')
+
+    # ---- rules: junk in every argument (issue 39) ----
+
+    # each member call's arguments: (name, type); the call as a member's
+    # worker makes it is honest_args()
+    CALLS = {
+        'claim': [('node', 'int4'), ('auto', 'bool'), ('max_node', 'int4'), ('layout', 'text'),
+                  ('cluster', 'text'), ('host', 'text'), ('port', 'int4'), ('sysid', 'numeric'),
+                  ('start', 'text'), ('secret', 'text'), ('predecessor', 'text'),
+                  ('promoted', 'bool'), ('lease', 'int8'), ('takeover', 'int8'),
+                  ('max_lead', 'int8'), ('last_id', 'int8')],
+        'release': [('node', 'int4'), ('start', 'text'), ('secret', 'text'), ('last_id', 'int8')],
+        'grant': [('pool', 'text'), ('node', 'int4'), ('sysid', 'numeric'), ('start', 'text'),
+                  ('secret', 'text'), ('request', 'text'), ('want', 'int8'), ('firsts', 'int8[]'),
+                  ('lasts', 'int8[]')],
+        'report': [('node', 'int4'), ('sysid', 'numeric'), ('start', 'text'), ('secret', 'text'),
+                   ('pools', 'text[]'), ('firsts', 'int8[]'), ('lasts', 'int8[]')],
+        'return': [('pool', 'text'), ('node', 'int4'), ('sysid', 'numeric'), ('start', 'text'),
+                   ('secret', 'text'), ('first', 'int8'), ('last', 'int8')],
+    }
+    CALLS['reassert'] = CALLS['claim'] + [('held_until', 'float8')]
+    FUNCTIONS = {'claim': 'snowid_registry_claim', 'reassert': 'snowid_registry_reassert',
+                 'release': 'snowid_registry_release', 'grant': 'snowid_pool_grant',
+                 'report': 'snowid_pool_report', 'return': 'snowid_pool_return'}
+    # junk by type: none of it is what the argument could honestly be
+    JUNK = {
+        'text': [None, '', 'x' * 40000, 'é' * 300, '\u202e\u0301\U0001F4A9\ufeff\u200b',
+                 "'); SELECT pg_sleep(10); --", LAYOUT, 'epoch x, tick 1us'],
+        'int4': [None, -1, -2 ** 31, 2 ** 31 - 1, 'NaN', '1e3'],
+        'int8': [None, -1, -2 ** 63, 2 ** 63 - 1, 'Infinity'],
+        'numeric': [None, 'NaN', 'Infinity', '-Infinity', -1, 2 ** 64, '0.5', '1e400'],
+        'bool': [None, 'maybe'],
+        'int8[]': [None, [], [None], [-1, 2 ** 63 - 1], list(range(1, 6)), list(range(5000))],
+        'text[]': [None, [], [None], [''], ['p_int'] * 5, ['x' * 300]],
+        'float8': [None, 'NaN', 'Infinity', '-Infinity', -1e15],
+    }
+    # which arguments a call may still take junk in as honest: a lease or a
+    # lead the registry caps or refuses by its own rules, a node left to
+    # the registry, a last ID or a held range left out (NULL); and texts a
+    # member chooses freely within their sizes (cluster name and host, its
+    # start's identity and secret, a grant's request identity)
+    JUNK_MAY_PASS = {('claim', n) for n in ('node', 'auto', 'promoted', 'predecessor', 'lease',
+                                            'takeover', 'max_lead', 'last_id', 'cluster', 'host',
+                                            'start', 'secret')}
+    JUNK_MAY_PASS |= {('reassert', n) for _, n in JUNK_MAY_PASS} | {('reassert', 'held_until')}
+    JUNK_MAY_PASS |= {('release', 'last_id'), ('grant', 'request'), ('grant', 'want'),
+                      ('grant', 'firsts'), ('grant', 'lasts'), ('report', 'pools'),
+                      ('report', 'firsts'), ('report', 'lasts')}
+    # what a call's junk may be refused with: data (22), integrity (23),
+    # program limits (54), privileges (42501), no such pool (42704), busy
+    # (55P03: no_lockout checks who made it so)
+    JUNK_CODES = ('22', '23', '54', '42501', '42704', '55P03')
+
+    def honest_args(self, fn, m):
+        node = sorted(m.holds)[0] if m.holds else 0
+        pool = POOLS[0][0]
+        if fn in ('claim', 'reassert'):
+            args = self.claim_args(m, node)
+            if fn == 'reassert':
+                args.append((REG.now_ms() + LEASE_MS) / 1000.0)
+            return args
+        if fn == 'release':
+            return [node, m.start_id, m.secret, None]
+        if fn == 'grant':
+            return [pool, node, m.sysid, m.start_id, m.secret, hexid(self.rnd, 16), 1, [], []]
+        if fn == 'report':
+            r = [x for x in m.ranges if x[0] == pool][:1]
+            return [node, m.sysid, m.start_id, m.secret, [pool], [x[1] for x in r], [x[2] for x in r]]
+        r = m.ranges[-1] if m.ranges else [pool, 1, 1]
+        return [r[0], node, m.sysid, m.start_id, m.secret, r[2], r[2]]
+
+    def junk_sql(self, fn):
+        if fn in ('claim', 'reassert'):
+            return self.claim_sql(reassert=fn == 'reassert')
+        return (f"SELECT * FROM snowid.{self.FUNCTIONS[fn]}("
+                + ', '.join(f'%s::{t}' for _, t in self.CALLS[fn]) + ")")
+
+    @rule(i=members_i, fn=st.sampled_from(sorted(CALLS)), pick=st.integers(0, 7))
+    @timed
+    def junk_args(self, i, fn, pick):
+        """One member call as its worker makes it, once for each of its
+        arguments with junk in that one (text: empty, huge, NULL, overlong,
+        odd unicode, a layout where none belongs; numbers: NULL, negative,
+        at the type's ends, NaN and infinities; arrays: empty, NULL
+        elements, too long; pick chooses which, the next for each
+        argument).  The junk is refused with a clear error (a class of
+        JUNK_CODES, never XX000 or a lost connection) that changes nothing,
+        or, where the argument may honestly hold it, answered as any call
+        (the other invariants check that answer)."""
+        self.step_begin('junk_args')
+        m = self.members[i]
+        if fn == 'reassert' and not HAS['reassert']:
+            return
+        for which, (name, typ) in enumerate(self.CALLS[fn]):
+            junks = self.JUNK[typ]
+            self.junk_call(m, fn, which, junks[(pick + which) % len(junks)])
+
+    def junk_call(self, m, fn, which, junk):
+        name, typ = self.CALLS[fn][which]
+        args = self.honest_args(fn, m)
+        if args[which] == junk:
+            return          # (the honest value)
+        args[which] = junk
+        before = (self.node_rows(), self.range_rows(), self.pool_state())
+        self.before_nodes, self.before_ranges = before[0], before[1]
+        if fn == 'report':
+            pool = POOLS[0][0]
+            nv, mx = self.before_pools.get(pool, (1, 2 ** 31 - 1))
+            self.allow_report(m, pool, args[0] if isinstance(args[0], int) else -1, nv or mx, mx)
+        rows, err, t0, t1 = self.call(m, self.junk_sql(fn), args)
+        what = f'{fn}({name} = {str(junk)[:40]!r})'
+        if err is not None:
+            code = err.pgcode or 'none (connection lost)'
+            STATS['states'].add(('junk', f'{fn} {name}: {code[:2]}'))
+            if not code.startswith(self.JUNK_CODES):
+                self.violate('junk_checked', f'{m.role}\'s {what} was refused with {code}, not a '
+                             f'clear error ({", ".join(self.JUNK_CODES)}): '
+                             + (err.pgerror or str(err)).strip().splitlines()[0][:300])
+            after = (self.node_rows(), self.range_rows(), self.pool_state())
+            strip = lambda nodes: {n: r[:8] for n, r in nodes.items()}
+            if (strip(after[0]), after[1], after[2]) != (strip(before[0]), before[1], before[2]):
+                self.violate('junk_checked', f'{m.role}\'s {what} was refused ({code}) '
+                             'but changed the registry\'s rows')
+        else:
+            result = rows[0][0] if rows and rows[0] else None
+            STATS['states'].add(('junk', f'{fn} {name}: answered {str(result)[:20]}'))
+            took = result in ('ok', 'granted', 'again', 'returned', True) or \
+                (fn == 'report' and isinstance(result, int) and result > 0)
+            if took and (fn, name) not in self.JUNK_MAY_PASS:
+                self.violate('junk_checked', f'{m.role}\'s {what} was taken: {rows!r}')
+            if fn in ('claim', 'reassert'):
+                held = args[16] * 1000.0 if fn == 'reassert' and isinstance(args[16], float) else None
+                self.take_claim_answer(m, args[0] if isinstance(args[0], int) else None, rows, t0, t1,
+                                       args[15] if isinstance(args[15], int) else None,
+                                       start=args[8] if isinstance(args[8], str) else None,
+                                       reassert=fn == 'reassert', held_ms=held)
+            elif fn == 'release' and result is True:
+                node = args[0]
+                m.holds.pop(node, None)
+                m.lost.pop(node, None)
+                self.note_issue(node, m, t0 + MAX_LEAD_MS)
+            elif fn == 'grant' and result in ('granted', 'again'):
+                f, l = rows[0][1], rows[0][2]
+                self.allowed_next[args[0]] = max(self.allowed_next.get(args[0], 0), l + 1)
+                if result == 'granted':
+                    self.take_range(m, args[0], f, l, t1)
+        self.check_cross_role(m)
+        self.check_pools(f'a call with junk: {what}')
+
+    # ---- rules: an upstream pool (issue 39) ----
+
+    def reach(self):
+        """Where grants of the upstream pool from this server's holdings
+        reach (next_value, take_last, held_last), and whether ids may have
+        forgotten (its grace)."""
+        r = self.q("SELECT r.next_value, r.take_last, r.held_last, "
+                   "(SELECT since IS NOT NULL FROM snowid.snowid_registry_recovery()) "
+                   "FROM snowid.snowid_pool_reach(%s) r", (UPSTREAM_POOL,))
+        return r[0] if r else (None, None, None, False)
+
+    @rule(i=members_i, where=st.sampled_from(['next', 'in_hand_end', 'beyond', 'held_end', 'top']),
+          grant_first=st.booleans())
+    @timed
+    def upstream_report(self, i, where, grant_first):
+        """A member's grant of the upstream pool, then its report of ten
+        values of it (1,024 at the pool's top) that it was never granted:
+        the next in hand, the end of the first range in hand, just beyond
+        it, the end of all in hand, the top.  A report moves the
+        holdings by one grant at most: to the end of the first range in
+        hand (in ids's grace, of all in hand), never beyond (1.10 let a
+        report at the top empty them); a refused one leaves them as they
+        were."""
+        self.step_begin('upstream_report')
+        m = self.members[i]
+        if not m.holds:
+            return
+        node = sorted(m.holds)[0]
+        if grant_first:
+            rows, err, t0, t1 = self.call(
+                m, "SELECT g.result, g.first_value, g.last_value, g.values_left, g.detail "
+                "FROM snowid.snowid_pool_grant(%s::text, %s::int4, %s::numeric, %s::text, %s::text, "
+                "%s::text, %s::int8, %s::int8[], %s::int8[]) g",
+                [UPSTREAM_POOL, node, m.sysid, m.start_id, m.secret, hexid(self.rnd, 16), 100,
+                 [r[1] for r in m.ranges if r[0] == UPSTREAM_POOL],
+                 [r[2] for r in m.ranges if r[0] == UPSTREAM_POOL]])
+            if rows and rows[0][0] == 'granted':
+                self.take_range(m, UPSTREAM_POOL, rows[0][1], rows[0][2], t1)
+        nv, take_last, held_last, grace = self.reach()
+        if nv is None or take_last is None:
+            lo, hi = BIG - 1023, BIG
+            where = 'top'
+        else:
+            lo = {'next': nv, 'in_hand_end': take_last - 9, 'beyond': take_last + 1,
+                  'held_end': held_last - 9, 'top': BIG - 1023}[where]
+            lo = max(lo, nv) if where != 'top' else lo
+            hi = min(lo + (1023 if where == 'top' else 9), BIG)
+        rows, err, _, _ = self.call(m, "SELECT snowid.snowid_pool_report(%s::int4, %s::numeric, "
+                                    "%s::text, %s::text, %s::text[], %s::int8[], %s::int8[])",
+                                    [node, m.sysid, m.start_id, m.secret, [UPSTREAM_POOL],
+                                     [lo], [hi]])
+        nv2, take_last2, _, _ = self.reach()
+        STATS['states'].add(('upstream report', f'{where}: '
+                             + (f'ERROR {err.pgcode}' if err is not None else f'{rows[0][0]} recorded')
+                             + (' (in the grace)' if grace else '')))
+        if nv is not None and take_last is not None:
+            bound = held_last if grace else take_last
+            if nv2 is None or nv2 > bound + 1:
+                self.violate('next_value', f'{m.role}\'s report of {lo}..{hi} of upstream pool '
+                             f'{UPSTREAM_POOL} moved its holdings from {nv} to {nv2}, beyond one '
+                             f'grant (the first range in hand ends at {take_last}, all at {held_last}'
+                             + (', in the grace' if grace else '') + ')')
+            if err is not None and nv2 != nv:
+                self.violate('next_value', f'{m.role}\'s report of {lo}..{hi} of upstream pool '
+                             f'{UPSTREAM_POOL} was refused ({err.pgcode}) but moved its holdings '
+                             f'from {nv} to {nv2}')
+        self.check_cross_role(m)
+
     # ---- rules: the registry's life ----
 
     def end_all_open(self):
@@ -1726,7 +2167,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.q("DROP EXTENSION snowid CASCADE; CREATE EXTENSION snowid SCHEMA snowid; "
                + GRANTS_SQL + "; " + settings_sql(self.grace_ms // 1000) + "; "
                + "; ".join(f"SELECT snowid.snowid_pool_create('{n}', '{t}')" for n, t in POOLS)
-               + "; SELECT 1")
+               + "; " + UPSTREAM_SQL + "; SELECT 1")
         self.forgot = True
         self.forgotten('recreate_extension', before)
         self.after_event(then, lie)

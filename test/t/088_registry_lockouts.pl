@@ -26,6 +26,8 @@
 # slot, an error that fills the answer does not stop the process, a
 # member's DateStyle does not garble its times, two processes do not make
 # a pool busy, and processes that cannot start do not fail the calls.
+# Last, no answer before its commit is durable: a synchronous standby
+# named while the processes run is waited for (2.1).
 
 use strict;
 use warnings;
@@ -41,7 +43,7 @@ use Time::HiRes qw(time sleep);
 
 my $layout = 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 10, sequence_bits 12, id_bits 63';
 my $registry = registry(
-	conf => 'max_prepared_transactions = 4',
+	conf => "max_prepared_transactions = 4\nwal_level = replica\nmax_wal_senders = 2",
 	dbname => 'reg',
 	group => 'snowid_members',
 	logins => [qw(m_v m_x)],
@@ -265,6 +267,27 @@ sleep(2.5);		# (the running ones leave when idle)
 victim_answers('snowid.registry_processes beyond the worker slots');
 $registry->safe_psql('postgres', 'ALTER SYSTEM RESET snowid.registry_processes');
 $registry->reload;
+
+# 10. Durable before answered: from 2.1, without a synchronous standby a
+# batch commits without waiting for its WAL flush and each caller flushes
+# before it reads its answer; with one, the commit waits for the standby
+# in the server process, as any commit would.  A synchronous standby named
+# while the server processes run, none connected: no call is answered
+# (each waits until its caller gives up), and all are again once the name
+# is gone.
+$registry->safe_psql('postgres',
+	"ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
+$registry->reload;
+sleep(1);		# (read by the server processes and the checkpointer)
+my ($rc10, $out10, $err10) = $registry->psql('reg',
+	"SET statement_timeout = '1500ms';\n" . claim_sql(6, 'vic6'),
+	extra_params => [ '-U', 'm_v' ]);
+isnt($out10, 'ok', '10. a synchronous standby named, none connected: the claim is not answered');
+like($err10, qr/statement timeout/, '10. it waits until its caller gives up');
+$registry->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_standby_names');
+$registry->reload;
+sleep(0.5);
+victim_answers('once no synchronous standby is named');
 
 # No range granted twice.
 is($registry->safe_psql('reg',
