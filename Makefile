@@ -29,6 +29,11 @@ OBJS = \
 	src/ticket_guard.o \
 	src/ticket_slot.o \
 	src/ticket_lookup.o \
+	src/counter_exec.o \
+	src/counter_catalog.o \
+	src/counter_row.o \
+	src/counter_cache.o \
+	src/counter_fast.o \
 	src/decode.o \
 	src/uuid.o \
 	src/stats.o \
@@ -37,6 +42,7 @@ OBJS = \
 	src/registry_xact.o \
 	src/pool_sql.o \
 	src/ticket_sql.o \
+	src/counter_sql.o \
 	src/ticket_hooks.o \
 	src/partition_guard.o \
 	src/replication_guard.o \
@@ -62,6 +68,7 @@ INSTALL_PARTS = \
 	sql/install/30_registry.sql \
 	sql/install/40_pool_registry.sql \
 	sql/install/50_pool_member.sql \
+	sql/install/55_counter.sql \
 	sql/install/60_uuid.sql \
 	sql/install/70_convert.sql \
 	sql/install/80_replication.sql \
@@ -112,7 +119,7 @@ SHLIB_LINK_INTERNAL = $(libpq)
 
 # pg_regress inputs live in sql/ (its only files), outputs in expected/
 # (PGXS defaults).
-REGRESS = upgrade registry registry_trust registry_request pool layout layout_change partition generator errors gucs ticket ticket_named ticket_errors ticket_rewind security generate_privileges text uuid convert replication_guard health
+REGRESS = upgrade registry registry_trust registry_request pool layout layout_change partition generator errors gucs ticket ticket_named ticket_errors ticket_rewind security generate_privileges text uuid convert replication_guard health counter
 # Without the released update scripts (see above) the tests that install
 # an old version cannot run: the warning above names them.
 ifneq ($(RELEASED_MISSING),)
@@ -121,7 +128,7 @@ endif
 REGRESS_OPTS = --load-extension=snowid
 # Isolation specs and their outputs live in test/isolation/{specs,expected}
 # (PostgreSQL 15's pg_isolation_regress has no --expecteddir).
-ISOLATION = concurrent_next ticket_boundary ticket_drop ticket_named registry_claim pool_grant
+ISOLATION = concurrent_next ticket_boundary ticket_drop ticket_named registry_claim pool_grant counter_gapless counter_fast
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=snowid
 
 # TAP tests in test/t, run by `make prove` only: they start servers of their

@@ -14,6 +14,7 @@
 #ifndef SNOWID_COMPAT_H
 #define SNOWID_COMPAT_H
 
+#include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -147,6 +148,17 @@ snowid_owns_database(Oid role)
 	return object_ownercheck(DatabaseRelationId, MyDatabaseId, role);
 #else
 	return pg_database_ownercheck(MyDatabaseId, role);
+#endif
+}
+
+/* Does role own relation relid (superusers do)?  As above, for relations. */
+static inline bool
+snowid_owns_relation(Oid relid, Oid role)
+{
+#if PG_VERSION_NUM >= 160000
+	return object_ownercheck(RelationRelationId, relid, role);
+#else
+	return pg_class_ownercheck(relid, role);
 #endif
 }
 

@@ -17,6 +17,7 @@
  * ROLE ... SET), the role itself cannot.
  *
  * ticket_slots (PGC_POSTMASTER) sizes the shared table of ticket slots;
+ * counter_keys (PGC_POSTMASTER) the cache of fast counters' keys;
  * registry_processes (PGC_SIGHUP) is how many registry server processes
  * (registry_server.c) a registry database gets; a reload applies it to
  * the next call.
@@ -81,6 +82,7 @@ SnowidLayout snowid_active_layout;
 char	   *snowid_registry_conninfo = NULL;	/* as written: the hook's extra */
 int			snowid_lease_s = 12 * 3600;
 int			snowid_ticket_slots = 128;
+int			snowid_counter_keys = 10000;
 int			snowid_ticket_prefetch = 50;
 int			snowid_registry_processes = 2;
 
@@ -471,6 +473,7 @@ snowid_guc_init(void)
 	(void) snowid_placeholder_int("snowid.max_wait", 1000, GUC_UNIT_MS, 0,
 								  SNOWID_MAX_TIME_MS, FATAL);
 	(void) snowid_placeholder_int("snowid.ticket_slots", 128, 0, 1, 65536, FATAL);
+	(void) snowid_placeholder_int("snowid.counter_keys", 10000, 0, 16, 10000000, FATAL);
 	(void) snowid_placeholder_int("snowid.ticket_prefetch", 50, 0, 0, 100, FATAL);
 	(void) snowid_placeholder_epoch(FATAL);
 	{
@@ -553,6 +556,13 @@ snowid_guc_init(void)
 							"Each ticket sequence in use takes one slot in shared memory, in every database.",
 							&snowid_ticket_slots,
 							128, 1, 65536,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.counter_keys",
+							"Number of keys of fast counters this server keeps in shared memory.",
+							"Each takes about 300 bytes, all databases together; a key used when all are taken replaces one not used lately, and its next value comes from a new block.",
+							&snowid_counter_keys,
+							10000, 16, 10000000,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("snowid.registry_processes",

@@ -25,6 +25,7 @@ extern SnowidLayout snowid_active_layout;	/* valid when snowid_gucs_defined */
 
 /* tickets */
 extern int	snowid_ticket_slots;
+extern int	snowid_counter_keys;
 extern int	snowid_ticket_prefetch;
 extern int	snowid_registry_processes;
 

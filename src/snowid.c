@@ -33,6 +33,7 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "counter_cache.h"
 #include "ticket_hooks.h"
 #include "ticket_slot.h"
 
@@ -53,6 +54,7 @@ snowid_shmem_request(void)
 	RequestAddinShmemSpace(snowid_server_shmem_size());
 	snowid_ticket_shmem_request();
 	snowid_pool_shmem_request();
+	snowid_counter_shmem_request();
 }
 
 /*
@@ -78,6 +80,7 @@ snowid_shmem_startup(void)
 		snowid_generator_start();
 	snowid_ticket_shmem_startup();
 	snowid_pool_shmem_startup();
+	snowid_counter_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 

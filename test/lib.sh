@@ -117,3 +117,12 @@ bench_cleanup() {
 
 # psql as the runner: quiet, unaligned, stopping at the first error.
 q() { as_runner psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+# Samples of a benchmark and their summaries: add KEY VALUE; med KEY (the
+# median); range KEY (lowest–highest); ratio A B (A / B, 3 decimals).
+declare -A samples
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.3f", a / b }'; }
+add() { samples[$1]="${samples[$1]:-} $2"; }
+med() { printf '%s\n' ${samples[$1]} | median; }
+range() { printf '%s\n' ${samples[$1]} | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f–%.2f", lo, hi}'; }

@@ -387,6 +387,8 @@ check_renewals_bench() {
 	grep -q '^| p99 renewal at 1024/s' "$1" && grep -q 'not held by their role at the end: 0\.' "$1"
 }
 check_inserts_bench() { grep -q '^| snowid_hash8 |' "$1" && no_nan "$1"; }
+# counters per key (issue 41): every row of the table, no empty TPS
+check_counters_bench() { [ "$(grep -c '^| [0-9]* | [14] | [0-9]' "$1")" -eq 4 ] && no_nan "$1"; }
 check_uuid_bench() {
 	grep -q '^| bulk, ns per value above the floor |' "$1" &&
 		grep -q '^| out of order across 4 sessions, by commit |' "$1" && no_nan "$1" || return 1
@@ -462,6 +464,7 @@ run_suite() {
 		# three servers under bidirectional logical replication (issue 31):
 		# skipped on 15 (no origin = none), uuidv7() n/a below 18.
 		bench_smoke "mesh bench" mesh.sh 55484 bench-mesh.log check_mesh_bench
+		bench_smoke "counters bench" counters.sh 55495 bench-counters.log check_counters_bench
 		echo "$major_passed $major_failed" >bench-side.count
 	) >bench-side.out 2>&1 &
 	side=$!

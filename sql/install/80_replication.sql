@@ -53,6 +53,16 @@ BEFORE INSERT OR UPDATE OR DELETE ON snowid_pool_range
 FOR EACH ROW EXECUTE FUNCTION snowid_local_only();
 ALTER TABLE snowid_pool_range ENABLE REPLICA TRIGGER snowid_local_only;
 
+CREATE TRIGGER snowid_local_only
+BEFORE INSERT OR UPDATE OR DELETE ON snowid_counter
+FOR EACH ROW EXECUTE FUNCTION snowid_local_only();
+ALTER TABLE snowid_counter ENABLE REPLICA TRIGGER snowid_local_only;
+
+CREATE TRIGGER snowid_local_only
+BEFORE INSERT OR UPDATE OR DELETE ON snowid_counter_key
+FOR EACH ROW EXECUTE FUNCTION snowid_local_only();
+ALTER TABLE snowid_counter_key ENABLE REPLICA TRIGGER snowid_local_only;
+
 -- TRUNCATE (1.11), which a FOR ALL TABLES publication carries too: row
 -- triggers do not fire for it, and a statement trigger cannot skip it.  On
 -- every table of snowid, present and future (the tables of the extension,

@@ -27,3 +27,34 @@
 -- A renewal sends the layout the registry already holds (checked when it
 -- was set); matching the pattern again was a third of a renewal's cost.
 -- @function snowid_registry_layout_check
+
+-- ---- counters: counters per key (issue 41) ----
+-- The two tables (with the replication guard's row triggers of
+-- 80_replication.sql), the functions and the DROP event trigger; a fast
+-- counter's blocks are reserved by the database's server process.
+-- @table snowid_counter
+-- @table snowid_counter_key
+-- @function snowid_counter_create
+-- @function snowid_counter_next
+-- @function snowid_counter_current
+-- @function snowid_counter_restart
+-- @function snowid_counter_drop_key
+-- @function snowid_counter_cache
+-- @function snowid_counter_drop
+-- @function snowid_counter_reserve
+-- @function snowid_counter_reserve_serve
+-- @function snowid_counter_dropped
+-- @event_trigger snowid_counter_dropped
+
+-- What 80_replication.sql's DO block does for every table of the extension.
+CREATE TRIGGER snowid_local_only_truncate BEFORE TRUNCATE ON snowid_counter
+FOR EACH STATEMENT EXECUTE FUNCTION snowid_local_only();
+ALTER TABLE snowid_counter ENABLE ALWAYS TRIGGER snowid_local_only_truncate;
+COMMENT ON TRIGGER snowid_local_only_truncate ON snowid_counter IS
+'refuses a TRUNCATE of this table that arrives by logical replication (snowid_local_only)';
+
+CREATE TRIGGER snowid_local_only_truncate BEFORE TRUNCATE ON snowid_counter_key
+FOR EACH STATEMENT EXECUTE FUNCTION snowid_local_only();
+ALTER TABLE snowid_counter_key ENABLE ALWAYS TRIGGER snowid_local_only_truncate;
+COMMENT ON TRIGGER snowid_local_only_truncate ON snowid_counter_key IS
+'refuses a TRUNCATE of this table that arrives by logical replication (snowid_local_only)';

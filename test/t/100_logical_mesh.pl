@@ -894,8 +894,8 @@ sub stalls
 
 is( $server{b}->safe_psql('allpub',
 		q{SELECT string_agg(DISTINCT tgenabled::text, ',') || ' on ' || count(*) || ' tables' FROM pg_trigger WHERE tgname = 'snowid_local_only'}),
-	'R on 7 tables',
-	'5. the guard: trigger snowid_local_only on each of snowid\'s 7 tables, enabled REPLICA (it fires in logical replication\'s workers only)');
+	'R on 9 tables',
+	'5. the guard: trigger snowid_local_only on each of snowid\'s 9 tables, enabled REPLICA (it fires in logical replication\'s workers only)');
 
 $server{b}->safe_psql('allpub',
 	q{SELECT snowid_ticket_create('public.late', shard => 1, shards => 8)});

@@ -1,0 +1,204 @@
+-- Counters per key: one counter (a name, its type, its mode) and a value per
+-- key, with no catalog object per key.  A counter's handle is a sequence of
+-- its name, owned by its creator: its privileges (USAGE or UPDATE to take
+-- values, as nextval), owner, comment and schema are the counter's, and
+-- pg_dump keeps them; the sequence itself is never advanced.  The keys'
+-- positions are rows of snowid_counter_key, which pg_dump keeps too.
+
+CREATE TABLE snowid_counter (
+	counter regclass PRIMARY KEY,
+	type regtype NOT NULL
+		CONSTRAINT snowid_counter_type_check
+		CHECK (type OPERATOR(pg_catalog.=) 'integer'::pg_catalog.regtype OR
+			   type OPERATOR(pg_catalog.=) 'bigint'::pg_catalog.regtype),
+	mode text NOT NULL
+		CONSTRAINT snowid_counter_mode_check
+		CHECK (mode OPERATOR(pg_catalog.=) 'gapless' OR
+			   mode OPERATOR(pg_catalog.=) 'fast'),
+	start bigint NOT NULL,
+	block integer NOT NULL			-- fast: values a key reserves at a time
+		CONSTRAINT snowid_counter_block_check CHECK (block >= 1),
+	stamp bigint NOT NULL			-- creation time in microseconds
+);
+
+COMMENT ON TABLE snowid_counter IS
+'counters per key of this database: name (its sequence), type, mode and first value (written by snowid_counter_create, removed when the counter is dropped)';
+
+-- One row per key used, written in the caller's transaction: the last value
+-- given to it (gapless), or the last of the blocks reserved for it (fast:
+-- every value handed out lies at or below).  No row: the key's next value
+-- is the start.
+CREATE TABLE snowid_counter_key (
+	counter regclass NOT NULL,
+	key text NOT NULL,
+	last bigint NOT NULL,
+	PRIMARY KEY (counter, key)
+);
+
+COMMENT ON TABLE snowid_counter_key IS
+'the last value each key of a counter has been given (gapless) or reserved (fast), written by snowid_counter_next, snowid_counter_restart and snowid_counter_drop_key';
+
+SELECT pg_catalog.pg_extension_config_dump('snowid_counter', '');
+SELECT pg_catalog.pg_extension_config_dump('snowid_counter_key', '');
+
+-- Everyone may read the settings; the keys' positions are read through
+-- snowid_counter_current() (SELECT or USAGE on the counter) and by the
+-- database owner, whose pg_dump copies both tables.
+REVOKE ALL ON snowid_counter FROM PUBLIC;
+REVOKE ALL ON snowid_counter_key FROM PUBLIC;
+GRANT SELECT (counter, type, mode, start, block) ON snowid_counter TO PUBLIC;
+GRANT SELECT ON snowid_counter TO pg_database_owner;
+GRANT SELECT ON snowid_counter_key TO pg_database_owner;
+
+CREATE FUNCTION snowid_counter_create(name text,
+									  type regtype DEFAULT 'bigint',
+									  mode text DEFAULT 'gapless',
+									  start bigint DEFAULT 1,
+									  block integer DEFAULT NULL)
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'snowid_counter_create'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_counter_create(text, regtype, text, bigint, integer) IS
+'create counter name: values start, start + 1, ... per key, of type integer or bigint, in mode gapless (taken in the caller''s transaction) or fast (from shared memory, blocks of at least block values, default 100, reserved per key in a committed transaction of their own)';
+
+CREATE FUNCTION snowid_counter_next(counter text, key text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_counter_next'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_counter_next(text, text) IS
+'next value of key of the counter of that name in the search_path (needs USAGE or UPDATE on it)';
+
+CREATE FUNCTION snowid_counter_next(counter text, key bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_counter_next'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_counter_next(text, bigint) IS
+'next value of key (its decimal text is the key) of the counter of that name in the search_path (needs USAGE or UPDATE on it)';
+
+CREATE FUNCTION snowid_counter_current(counter text, key text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_counter_current'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION snowid_counter_current(text, text) IS
+'last value given to key by the counter (NULL if none; needs SELECT or USAGE on it)';
+
+CREATE FUNCTION snowid_counter_current(counter text, key bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_counter_current'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION snowid_counter_current(text, bigint) IS
+'last value given to key by the counter (NULL if none; needs SELECT or USAGE on it)';
+
+CREATE FUNCTION snowid_counter_restart(counter text, key text, next bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'snowid_counter_restart'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_counter_restart(text, text, bigint) IS
+'make next the next value of key, never at or below a value already given (needs UPDATE on the counter)';
+
+CREATE FUNCTION snowid_counter_restart(counter text, key bigint, next bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'snowid_counter_restart'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_counter_restart(text, bigint, bigint) IS
+'make next the next value of key, never at or below a value already given (needs UPDATE on the counter)';
+
+CREATE FUNCTION snowid_counter_drop_key(counter text, key text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowid_counter_drop_key'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_counter_drop_key(text, text) IS
+'forget key: its next use starts again at the counter''s start (only the counter''s owner)';
+
+CREATE FUNCTION snowid_counter_drop_key(counter text, key bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowid_counter_drop_key'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_counter_drop_key(text, bigint) IS
+'forget key: its next use starts again at the counter''s start (only the counter''s owner)';
+
+CREATE FUNCTION snowid_counter_cache(OUT keys bigint, OUT capacity bigint,
+									 OUT evictions bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_counter_cache'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_counter_cache() IS
+'keys of fast counters cached in this server''s shared memory (all databases), the most it holds (snowid.counter_keys) and keys evicted since start';
+
+CREATE FUNCTION snowid_counter_drop(counter text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'snowid_counter_drop'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowid_counter_drop(text) IS
+'drop a counter and all its keys (only its owner; DROP SEQUENCE of its name does the same)';
+
+-- A fast counter's block: reserved in a transaction of its own, committed
+-- (durably) before any of its values is handed out, so no rollback or crash
+-- of the caller gives a value twice.  snowid_counter_reserve hands the call
+-- to a server process of the database (registry_server.c), which applies
+-- snowid_counter_reserve_serve and answers after its commit.  The caller's
+-- privilege on the counter is checked before (counter_fast.c); no user
+-- calls either function.
+CREATE FUNCTION snowid_counter_reserve(counter oid, key text, n bigint,
+									   start bigint)
+RETURNS bigint
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'snowid_registry_forward';
+
+REVOKE ALL ON FUNCTION snowid_counter_reserve(oid, text, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_counter_reserve(oid, text, bigint, bigint) IS
+'counter, internal: reserves the next n values of a key of a fast counter in a transaction of a server process, committed before it answers with the last of them; called by snowid_counter_next, no user may call it';
+
+CREATE FUNCTION snowid_counter_reserve_serve(counter oid, key text, n bigint,
+											 start bigint)
+RETURNS bigint
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'snowid_counter_reserve_serve';
+
+REVOKE ALL ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) IS
+'counter, internal: what snowid_counter_reserve does (the key''s row: last += n, or start + n - 1 at its first use), applied by the database''s server process in a transaction of its own; no user may call it';
+
+-- DROP of a counter's sequence (directly, by DROP SCHEMA, DROP OWNED, ...)
+-- removes its rows.  SECURITY DEFINER: the dropping user need not be
+-- allowed to write the tables; the search_path is fixed.
+CREATE FUNCTION snowid_counter_dropped()
+RETURNS event_trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	DELETE FROM @extschema@.snowid_counter_key k
+	USING pg_catalog.pg_event_trigger_dropped_objects() d
+	WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid = 0
+	  AND k.counter::pg_catalog.oid = d.objid;
+	DELETE FROM @extschema@.snowid_counter c
+	USING pg_catalog.pg_event_trigger_dropped_objects() d
+	WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid = 0
+	  AND c.counter::pg_catalog.oid = d.objid;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_counter_dropped() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_counter_dropped() IS
+'counter, internal: event trigger on sql_drop: removes the rows of a dropped counter from snowid_counter and snowid_counter_key';
+
+CREATE EVENT TRIGGER snowid_counter_dropped ON sql_drop
+EXECUTE FUNCTION snowid_counter_dropped();

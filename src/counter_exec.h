@@ -1,0 +1,35 @@
+/*-------------------------------------------------------------------------
+ *
+ * counter_exec.h
+ *	  Counters per key: one statement on snowid's counter tables, run
+ *	  through SPI with the rights of the tables' owner, its plan kept per
+ *	  backend (counter_exec.c).  The bottom of the counter files; calls
+ *	  ticket_catalog.c for the owner.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_COUNTER_EXEC_H
+#define SNOWID_COUNTER_EXEC_H
+
+#include "postgres.h"
+
+#define COUNTER_STMT_ARGS 6
+#define COUNTER_STMT_OUTS 5
+
+/*
+ * A statement: sql has one %s, the schema of snowid's tables; it returns
+ * at most one row of at most COUNTER_STMT_OUTS bigint columns.  Every operator and
+ * function in it is schema-qualified: it runs with the caller's
+ * search_path.
+ */
+typedef struct SnowidCounterStmt
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[COUNTER_STMT_ARGS];
+} SnowidCounterStmt;
+
+extern bool snowid_counter_exec(Oid extnsp, const SnowidCounterStmt *stmt,
+								Datum *args, int64 *out);
+
+#endif							/* SNOWID_COUNTER_EXEC_H */

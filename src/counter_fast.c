@@ -1,0 +1,146 @@
+/*-------------------------------------------------------------------------
+ *
+ * counter_fast.c
+ *	  Counters per key, mode fast: the caller's side of the protocol that
+ *	  counter_cache.c's head comment describes.  Take from the cached
+ *	  block; when there is none, or it is used up, have a server process of
+ *	  the database reserve the next block in the key's row, in a transaction
+ *	  of its own committed before it answers (snowid_counter_reserve,
+ *	  forwarded by registry_server.c), and install it.  The caller's
+ *	  transaction holds nothing of the reservation: its rollback, or a
+ *	  crash, gives no value twice.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "compat.h"
+#include "counter_cache.h"
+#include "counter_fast.h"
+#include "counter_row.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/syscache.h"
+
+static void
+snowid_counter_tag(SnowidCounterTag *tag, const SnowidCounter *c, text *key)
+{
+	int			len = VARSIZE_ANY_EXHDR(key);
+
+	Assert(len <= SNOWID_COUNTER_KEY_MAX);
+	memset(tag, 0, sizeof(SnowidCounterTag));
+	tag->dbid = MyDatabaseId;
+	tag->relid = c->relid;
+	tag->stamp = c->stamp;
+	tag->len = len;
+	memcpy(tag->key, VARDATA_ANY(key), len);
+}
+
+/*
+ * Reserve the next n values of key in a committed transaction of a server
+ * process: the last of them.  snowid_counter_reserve(oid, text, bigint,
+ * bigint) of snowid's schema is called directly (no user may call it; the
+ * caller's right on the counter has been checked).
+ */
+static int64
+snowid_counter_reserve(const SnowidCounter *c, text *key, int64 n)
+{
+	Oid			argtypes[4] = {OIDOID, TEXTOID, INT8OID, INT8OID};
+	Oid			fn;
+
+	fn = GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid,
+						 CStringGetDatum("snowid_counter_reserve"),
+						 PointerGetDatum(buildoidvector(argtypes, 4)),
+						 ObjectIdGetDatum(c->extnsp));
+	if (!OidIsValid(fn))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("function snowid_counter_reserve(oid, text, bigint, bigint) of snowid is missing"),
+				 errhint("Update the extension: ALTER EXTENSION snowid UPDATE.")));
+	return DatumGetInt64(OidFunctionCall4(fn, ObjectIdGetDatum(c->relid),
+										  PointerGetDatum(key),
+										  Int64GetDatum(n),
+										  Int64GetDatum(c->start)));
+}
+
+int64
+snowid_counter_fast_next(const SnowidCounter *c, text *key)
+{
+	SnowidCounterTag tag;
+	int64		value = 0;
+	int64		n = 0;
+	int64		last = 0;
+	TransactionId xid = InvalidTransactionId;
+
+	snowid_counter_require_shared();
+	snowid_counter_tag(&tag, c, key);
+	for (;;)
+	{
+		SnowidCounterTake take;
+
+		CHECK_FOR_INTERRUPTS();
+		take = snowid_counter_cache_take(&tag, c->block, &value, &xid, &n);
+		if (take == COUNTER_BUSY)
+		{
+			snowid_counter_cache_sleep();
+			continue;
+		}
+		snowid_counter_cache_awake();
+		if (take == COUNTER_TAKEN)
+			return value;
+		if (take == COUNTER_WAIT)
+		{
+			XactLockTableWait(xid, NULL, NULL, XLTW_None);
+			continue;
+		}
+		if (take == COUNTER_MOVED)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("counter %s cannot give key \"%s\" a value in the transaction that restarted or dropped it",
+							c->name, text_to_cstring(key)),
+					 errdetail("A fast counter reserves its values in a transaction of its own, which would wait for this one's lock on the key."),
+					 errhint("Commit first, then take the key's values.")));
+		break;
+	}
+	PG_TRY();
+	{
+		last = snowid_counter_row_check(c, key, snowid_counter_reserve(c, key, n), n);
+	}
+	PG_CATCH();
+	{
+		snowid_counter_cache_unreserve(&tag);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return snowid_counter_cache_install(&tag, last - n + 1,
+										Min(last, c->maxvalue), n);
+}
+
+/* The last value handed out on this server, if the key is cached. */
+bool
+snowid_counter_fast_last(const SnowidCounter *c, text *key, int64 *last)
+{
+	SnowidCounterTag tag;
+
+	snowid_counter_require_shared();
+	snowid_counter_tag(&tag, c, key);
+	return snowid_counter_cache_last(&tag, last);
+}
+
+/*
+ * This transaction moved the key's row (every value left lies at or below
+ * floor) or deleted it (floor: start - 1).
+ */
+void
+snowid_counter_fast_forget(const SnowidCounter *c, text *key, int64 floor)
+{
+	SnowidCounterTag tag;
+
+	snowid_counter_require_shared();
+	snowid_counter_tag(&tag, c, key);
+	snowid_counter_cache_forget(&tag, floor);
+}

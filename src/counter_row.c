@@ -1,0 +1,203 @@
+/*-------------------------------------------------------------------------
+ *
+ * counter_row.c
+ *	  Counters per key: the row per key of snowid_counter_key, written in
+ *	  the caller's transaction, and the settings row of snowid_counter,
+ *	  written once at creation.  Taking n values is the row's update (or
+ *	  its insertion at the key's first use), last += n: in gapless mode n
+ *	  is 1, so a rollback gives the value back and the committed values of
+ *	  a key run start, start + 1, ... with no hole, a second taker of the
+ *	  key waiting for the first to end, as with a hand-written counter
+ *	  row; in fast mode n is a block, taken by a server process in a
+ *	  transaction of its own (counter_fast.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "counter_exec.h"
+#include "counter_row.h"
+#include "utils/builtins.h"
+
+/* the common case first: the key has a row */
+static const SnowidCounterStmt row_update = {
+	"UPDATE %s.snowid_counter_key "
+	"SET last = last OPERATOR(pg_catalog.+) $3 "
+	"WHERE counter OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2 "
+	"RETURNING last", 3, {REGCLASSOID, TEXTOID, INT8OID}
+};
+
+/* its first use (or a race with another first use, which then waits) */
+static const SnowidCounterStmt row_insert = {
+	"INSERT INTO %s.snowid_counter_key AS k (counter, key, last) "
+	"VALUES ($1, $2, $4) ON CONFLICT (counter, key) "
+	"DO UPDATE SET last = k.last OPERATOR(pg_catalog.+) $3 RETURNING last",
+	4, {REGCLASSOID, TEXTOID, INT8OID, INT8OID}
+};
+
+static const SnowidCounterStmt row_read = {
+	"SELECT last FROM %s.snowid_counter_key "
+	"WHERE counter OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2",
+	2, {REGCLASSOID, TEXTOID}
+};
+
+/* moved forward only: no row comes back when last is already beyond */
+static const SnowidCounterStmt row_move = {
+	"INSERT INTO %s.snowid_counter_key AS k (counter, key, last) "
+	"VALUES ($1, $2, $3) ON CONFLICT (counter, key) "
+	"DO UPDATE SET last = excluded.last "
+	"WHERE k.last OPERATOR(pg_catalog.<=) excluded.last RETURNING last",
+	3, {REGCLASSOID, TEXTOID, INT8OID}
+};
+
+static const SnowidCounterStmt row_forget = {
+	"DELETE FROM %s.snowid_counter_key "
+	"WHERE counter OPERATOR(pg_catalog.=) $1 AND key OPERATOR(pg_catalog.=) $2 "
+	"RETURNING last", 2, {REGCLASSOID, TEXTOID}
+};
+
+static const SnowidCounterStmt rows_forget = {
+	"WITH k AS (DELETE FROM %1$s.snowid_counter_key "
+	"WHERE counter OPERATOR(pg_catalog.=) $1 RETURNING 1), "
+	"c AS (DELETE FROM %1$s.snowid_counter "
+	"WHERE counter OPERATOR(pg_catalog.=) $1 RETURNING 1) "
+	"SELECT (SELECT pg_catalog.count(*) FROM k), (SELECT pg_catalog.count(*) FROM c)",
+	1, {REGCLASSOID}
+};
+
+static const SnowidCounterStmt row_create = {
+	"INSERT INTO %s.snowid_counter (counter, type, mode, start, block, stamp) "
+	"VALUES ($1, $2, $5, $3, $6, $4) RETURNING 1::pg_catalog.int8",
+	6, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID, TEXTOID, INT4OID}
+};
+
+/*
+ * Take the next n values of key of counter relid (starting at start) in
+ * the current transaction, the row locked until it ends: returns the last
+ * of them.  Gapless: the caller's transaction; fast: the server process's
+ * (snowid_counter_reserve_serve).
+ */
+int64
+snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 n,
+						int64 start)
+{
+	Datum		args[4];
+	int64		out[COUNTER_STMT_OUTS];
+
+	args[0] = ObjectIdGetDatum(relid);
+	args[1] = PointerGetDatum(key);
+	args[2] = Int64GetDatum(n);
+	args[3] = Int64GetDatum(start + n - 1);
+	if (!snowid_counter_exec(extnsp, &row_update, args, out) &&
+		!snowid_counter_exec(extnsp, &row_insert, args, out))
+		elog(ERROR, "counter %u: key row neither updated nor inserted", relid);
+	return out[0];
+}
+
+/*
+ * The last of the next n values of key (first - 1 + n), refused past the
+ * counter's type.
+ */
+int64
+snowid_counter_row_check(const SnowidCounter *c, text *key, int64 last,
+						 int64 n)
+{
+	if (last - n + 1 > c->maxvalue || last < c->start)
+		ereport(ERROR,
+				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+				 errmsg("counter %s has no value left for key \"%s\"",
+						c->name, text_to_cstring(key)),
+				 errdetail("Its values end at " INT64_FORMAT ".", c->maxvalue)));
+	return last;
+}
+
+/* Gapless: the key's next value, in the caller's transaction. */
+int64
+snowid_counter_row_next(const SnowidCounter *c, text *key)
+{
+	return snowid_counter_row_check(c, key,
+									snowid_counter_row_take(c->extnsp, c->relid,
+															key, 1, c->start),
+									1);
+}
+
+/* The last value given to key, as this transaction sees it: false if none. */
+bool
+snowid_counter_row_last(const SnowidCounter *c, text *key, int64 *last)
+{
+	Datum		args[2];
+	int64		out[COUNTER_STMT_OUTS];
+
+	args[0] = ObjectIdGetDatum(c->relid);
+	args[1] = PointerGetDatum(key);
+	if (!snowid_counter_exec(c->extnsp, &row_read, args, out))
+		return false;
+	*last = out[0];
+	return true;
+}
+
+/* Make next the next value of key; refused at or below a value given. */
+void
+snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
+{
+	Datum		args[3];
+	int64		out[COUNTER_STMT_OUTS];
+	int64		last;
+
+	args[0] = ObjectIdGetDatum(c->relid);
+	args[1] = PointerGetDatum(key);
+	args[2] = Int64GetDatum(next - 1);
+	if (snowid_counter_exec(c->extnsp, &row_move, args, out))
+		return;
+	/* the row is locked now (ON CONFLICT ... WHERE locks it): read it */
+	if (!snowid_counter_row_last(c, key, &last))
+		last = next - 1;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("counter %s cannot go back for key \"%s\"",
+					c->name, text_to_cstring(key)),
+			 errdetail("It has given the key values up to " INT64_FORMAT "; its next value cannot be " INT64_FORMAT ".",
+					   last, next),
+			 errhint("Restart the key at " INT64_FORMAT " or above, or drop the key to start it over.",
+					 last + 1)));
+}
+
+/* Forget key: its next use starts over.  Whether it had a row. */
+bool
+snowid_counter_row_forget(const SnowidCounter *c, text *key)
+{
+	Datum		args[2];
+	int64		out[COUNTER_STMT_OUTS];
+
+	args[0] = ObjectIdGetDatum(c->relid);
+	args[1] = PointerGetDatum(key);
+	return snowid_counter_exec(c->extnsp, &row_forget, args, out);
+}
+
+/* Remove every row of counter relid (dropped, or a stale OID reused). */
+void
+snowid_counter_rows_forget(Oid extnsp, Oid relid)
+{
+	Datum		arg = ObjectIdGetDatum(relid);
+	int64		out[COUNTER_STMT_OUTS];
+
+	(void) snowid_counter_exec(extnsp, &rows_forget, &arg, out);
+}
+
+/* Register counter relid. */
+void
+snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
+						  int64 stamp, const char *mode, int32 block)
+{
+	Datum		args[6];
+	int64		out[COUNTER_STMT_OUTS];
+
+	args[0] = ObjectIdGetDatum(relid);
+	args[1] = ObjectIdGetDatum(type);
+	args[2] = Int64GetDatum(start);
+	args[3] = Int64GetDatum(stamp);
+	args[4] = CStringGetTextDatum(mode);
+	args[5] = Int32GetDatum(block);
+	(void) snowid_counter_exec(extnsp, &row_create, args, out);
+}

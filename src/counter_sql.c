@@ -1,0 +1,350 @@
+/*-------------------------------------------------------------------------
+ *
+ * counter_sql.c
+ *	  Counters per key: the SQL functions snowid_counter_create,
+ *	  snowid_counter_next, snowid_counter_current, snowid_counter_restart,
+ *	  snowid_counter_drop_key and snowid_counter_drop.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "counter_catalog.h"
+#include "counter_cache.h"
+#include "counter_fast.h"
+#include "counter_row.h"
+#include "funcapi.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "tcop/utility.h"
+#include "ticket_catalog.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/varlena.h"
+
+PG_FUNCTION_INFO_V1(snowid_counter_create);
+PG_FUNCTION_INFO_V1(snowid_counter_next);
+PG_FUNCTION_INFO_V1(snowid_counter_current);
+PG_FUNCTION_INFO_V1(snowid_counter_restart);
+PG_FUNCTION_INFO_V1(snowid_counter_drop_key);
+PG_FUNCTION_INFO_V1(snowid_counter_drop);
+PG_FUNCTION_INFO_V1(snowid_counter_cache);
+PG_FUNCTION_INFO_V1(snowid_counter_reserve_serve);
+
+/* Run a utility statement as the caller, its names already qualified. */
+static void
+snowid_counter_utility(const char *sql)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "\"%s\" failed", sql);
+	SPI_finish();
+}
+
+/*
+ * A database that subscribes to another may be one of several primaries
+ * (active-active): each would count on its own, and snowid's tables are
+ * kept out of replication.  Say so; one-way subscriptions are fine.
+ */
+static void
+snowid_counter_warn_subscribed(const char *qualified)
+{
+	bool		subscribed = false;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT 1 FROM pg_catalog.pg_subscription s, pg_catalog.pg_database d "
+					"WHERE s.subdbid OPERATOR(pg_catalog.=) d.oid "
+					"AND d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()",
+					true, 1) == SPI_OK_SELECT)
+		subscribed = SPI_processed > 0;
+	SPI_finish();
+	if (subscribed)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("counter %s counts on this server only", qualified),
+				 errdetail("This database has a subscription; if it is one of several primaries, each would give a key the same values."),
+				 errhint("Take a counter's values on one server.")));
+}
+
+Datum
+snowid_counter_create(PG_FUNCTION_ARGS)
+{
+	text	   *name;
+	Oid			type;
+	char	   *mode;
+	int64		start;
+	int32		block;
+	bool		fast;
+	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	int64		maxvalue;
+	RangeVar   *rv;
+	Oid			nspid;
+	Oid			relid;
+	char	   *qualified;
+
+	for (int i = 0; i < 4; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s of a counter must not be null",
+							i == 0 ? "name" : i == 1 ? "type" : i == 2 ? "mode" : "start")));
+	name = PG_GETARG_TEXT_PP(0);
+	type = PG_GETARG_OID(1);
+	mode = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	start = PG_GETARG_INT64(3);
+	fast = strcmp(mode, "fast") == 0;
+	maxvalue = snowid_ticket_type_max(type);
+	PreventCommandIfReadOnly("snowid_counter_create()");
+	/* each node would count on its own: refuse rather than repeat values */
+	if (OidIsValid(get_extension_oid("citus", true)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("counters per key do not work with Citus yet"),
+				 errdetail("Each node would count on its own, so two nodes could give one key the same value."),
+				 errhint("Take such numbers on one server, outside the Citus cluster, or use a ticket sequence.")));
+	if (maxvalue == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid type for counter: %s",
+						OidIsValid(type) ? format_type_be(type) : "-"),
+				 errdetail("Counters are of type integer or bigint.")));
+	if (!fast && strcmp(mode, "gapless") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid mode for counter: \"%s\"", mode),
+				 errdetail("A counter's mode is gapless (its values taken in the caller's transaction) or fast (from shared memory).")));
+	if (!fast && !PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a gapless counter has no block size"),
+				 errdetail("A gapless counter takes its values one at a time, in the caller's transaction."),
+				 errhint("Leave out block, or write mode => 'fast'.")));
+	block = PG_ARGISNULL(4) ? 100 : PG_GETARG_INT32(4);
+	if (block < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid block size for counter: %d", block),
+				 errdetail("The block size must be at least 1."),
+				 errhint("Leave out block for the default of 100.")));
+	if (fast)
+		snowid_counter_require_shared();
+	if (start < 0 || start >= maxvalue)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid start for counter: " INT64_FORMAT, start),
+				 errdetail("A counter of type %s starts between 0 and " INT64_FORMAT ".",
+						   format_type_be(type), maxvalue - 1)));
+
+	rv = makeRangeVarFromNameList(textToQualifiedNameList(name));
+	nspid = RangeVarGetCreationNamespace(rv);
+	if (isAnyTempNamespace(nspid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("counters cannot be temporary"),
+				 errdetail("Their keys' values outlive the session.")));
+	qualified = quote_qualified_identifier(get_namespace_name(nspid),
+										   rv->relname);
+
+	/*
+	 * The handle: a sequence of the caller (who needs CREATE on the
+	 * schema), never advanced; its privileges are the counter's.
+	 */
+	snowid_counter_utility(psprintf("CREATE SEQUENCE %s AS smallint MINVALUE 0 "
+									"MAXVALUE 1 START 0 CACHE 1 NO CYCLE",
+									qualified));
+	CommandCounterIncrement();
+	relid = get_relname_relid(rv->relname, nspid);
+	if (!OidIsValid(relid))
+		elog(ERROR, "sequence %s not found after creation", qualified);
+	snowid_counter_utility(psprintf("COMMENT ON SEQUENCE %s IS %s", qualified,
+									quote_literal_cstr("counter per key (its privileges are the counter's): take values with snowid_counter_next()")));
+	/* rows with this OID are stale: their sequence was dropped unnoticed */
+	snowid_counter_rows_forget(extnsp, relid);
+	snowid_counter_row_create(extnsp, relid, type, start,
+							  GetCurrentTimestamp(), mode, fast ? block : 1);
+	snowid_counter_warn_subscribed(qualified);
+	PG_RETURN_OID(relid);
+}
+
+/* snowid_counter_next(counter, key): the key's next value */
+Datum
+snowid_counter_next(PG_FUNCTION_ARGS)
+{
+	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_TAKE);
+	text	   *key = snowid_counter_key_arg(fcinfo, 1);
+
+	PreventCommandIfReadOnly("snowid_counter_next()");
+	PreventCommandIfParallelMode("snowid_counter_next()");
+	if (c->fast)
+		PG_RETURN_INT64(snowid_counter_fast_next(c, key));
+	PG_RETURN_INT64(snowid_counter_row_next(c, key));
+}
+
+/*
+ * snowid_counter_current(counter, key): the last value given, or NULL if
+ * none; in mode fast, the last handed out on this server while the key is
+ * cached, else the highest reserved.
+ */
+Datum
+snowid_counter_current(PG_FUNCTION_ARGS)
+{
+	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_READ);
+	text	   *key = snowid_counter_key_arg(fcinfo, 1);
+	int64		last;
+
+	if (c->fast && snowid_counter_fast_last(c, key, &last))
+		PG_RETURN_INT64(last);
+	if (!snowid_counter_row_last(c, key, &last))
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(last);
+}
+
+/* snowid_counter_restart(counter, key, next): forward only */
+Datum
+snowid_counter_restart(PG_FUNCTION_ARGS)
+{
+	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_MOVE);
+	text	   *key = snowid_counter_key_arg(fcinfo, 1);
+	int64		next;
+
+	PreventCommandIfReadOnly("snowid_counter_restart()");
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("next value of a counter key must not be null")));
+	next = PG_GETARG_INT64(2);
+	if (next < c->start || next > c->maxvalue)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("next value " INT64_FORMAT " is out of range for counter %s",
+						next, c->name),
+				 errdetail("Its values run from " INT64_FORMAT " to " INT64_FORMAT ".",
+						   c->start, c->maxvalue)));
+	snowid_counter_row_move(c, key, next);
+	if (c->fast)
+		snowid_counter_fast_forget(c, key, next - 1);
+	PG_RETURN_VOID();
+}
+
+/* snowid_counter_drop_key(counter, key): whether the key had been used */
+Datum
+snowid_counter_drop_key(PG_FUNCTION_ARGS)
+{
+	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_OWN);
+	text	   *key = snowid_counter_key_arg(fcinfo, 1);
+
+	bool		had;
+
+	PreventCommandIfReadOnly("snowid_counter_drop_key()");
+	had = snowid_counter_row_forget(c, key);
+	if (c->fast)
+		snowid_counter_fast_forget(c, key, c->start - 1);
+	PG_RETURN_BOOL(had);
+}
+
+/* snowid_counter_drop(counter): its sequence and rows */
+Datum
+snowid_counter_drop(PG_FUNCTION_ARGS)
+{
+	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_OWN);
+	Oid			relid = c->relid;
+	Oid			extnsp = c->extnsp;
+	char	   *qualified;
+
+	PreventCommandIfReadOnly("snowid_counter_drop()");
+	qualified = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+										   get_rel_name(relid));
+	snowid_counter_utility(psprintf("DROP SEQUENCE %s", qualified));
+	/* the event trigger did it already where event triggers fire */
+	snowid_counter_rows_forget(extnsp, relid);
+	PG_RETURN_VOID();
+}
+
+/* snowid_counter_cache(): the keys of fast counters cached on this server */
+Datum
+snowid_counter_cache(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	int64		keys;
+	int64		capacity;
+	int64		evictions;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	snowid_counter_require_shared();
+	snowid_counter_cache_counts(&keys, &capacity, &evictions);
+	values[0] = Int64GetDatum(keys);
+	values[1] = Int64GetDatum(capacity);
+	values[2] = Int64GetDatum(evictions);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc),
+													  values, nulls)));
+}
+
+/*
+ * snowid_counter_reserve_serve(counter, key, n, start): what
+ * snowid_counter_reserve asks of a server process (registry_server.c),
+ * which runs it in a transaction of its own and answers once that has
+ * committed: the key's row takes the next n values, the last returned.
+ * It never waits long for the row: the only other writers are a
+ * transaction that restarted or dropped the key, or an earlier
+ * reservation, and the first may be the very caller that waits for this
+ * answer.
+ */
+Datum
+snowid_counter_reserve_serve(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	text	   *key = PG_GETARG_TEXT_PP(1);
+	int64		n = PG_GETARG_INT64(2);
+	int64		start = PG_GETARG_INT64(3);
+	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	MemoryContext ctx = CurrentMemoryContext;
+	int			nest;
+	int64		last = 0;
+	char	   *name;
+
+	if (n < 1 || start < 0 || VARSIZE_ANY_EXHDR(key) > SNOWID_COUNTER_KEY_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid reservation of a counter's values")));
+	PreventCommandIfReadOnly("snowid_counter_reserve_serve()");
+	nest = NewGUCNestLevel();
+	(void) set_config_option("lock_timeout", "1000", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	PG_TRY();
+	{
+		last = snowid_counter_row_take(extnsp, relid, key, n, start);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		MemoryContextSwitchTo(ctx);
+		ed = CopyErrorData();
+		if (ed->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			PG_RE_THROW();
+		FlushErrorState();
+		name = get_rel_name(relid);
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("key \"%s\" of counter %s is locked by another transaction",
+						text_to_cstring(key),
+						name ? quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), name) :
+						psprintf("%u", relid)),
+				 errdetail("A fast counter reserves values in a transaction of its own; another has held the key's row for more than 1 s (as one that restarts or drops the key does until it ends)."),
+				 errhint("If it is the transaction that asks for this value, commit it first; else ask again once that transaction has ended.")));
+	}
+	PG_END_TRY();
+	AtEOXact_GUC(true, nest);
+	PG_RETURN_INT64(last);
+}

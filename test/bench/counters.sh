@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Counters per key beside what applications write by hand, in one run on
+# one server: snowid_counter_next() in mode fast and in mode gapless, a
+# sequence per key (nextval of 'ks_<key>') and the hand-written row per
+# key (UPDATE counters SET last = last + 1 WHERE key = $1 RETURNING last,
+# its rows made ahead), for one hot key and for KEYS keys at random, at 1
+# and 4 clients.  pgbench, one value per transaction (autocommit); every
+# candidate runs in a pair of adjacent runs with the hand-written row, which
+# of the two first alternating, and each ratio is taken within its pair;
+# medians over the rounds.
+#
+# Writes test/bench/results/counters.md.
+#
+#   bash test/bench/counters.sh            # full run (about 10 minutes)
+#   bash test/bench/counters.sh --smoke    # tiny run that only proves it works
+#
+# ROUNDS, SECS (of every pgbench run) and KEYS shorten a full run, CANDS
+# (some of: fast gapless sequence) runs only those beside the row.
+# PostgreSQL: SNOWID_BENCH_PG_CONFIG, else PG_CONFIG (test/lib.sh); snowid
+# is built and installed into it unless SNOWID_SKIP_BUILD is set.  The
+# server is a throwaway one (fsync on, default settings, autovacuum off) on
+# port SNOWID_BENCH_PORT (default 55495).
+set -eu
+if [ -n "${SNOWID_BENCH_PG_CONFIG:-}" ]; then
+	PG_CONFIG=$SNOWID_BENCH_PG_CONFIG
+	export PG_CONFIG
+fi
+. "$(dirname "$0")/../lib.sh"
+
+mode=full
+[ "${1:-}" = --smoke ] && mode=smoke
+bench_dir=$(cd "$(dirname "$0")" && pwd)
+out=${SNOWID_BENCH_OUT:-$bench_dir/results}
+[ $mode = smoke ] && out=$(mktemp -d "${TMPDIR:-/tmp}/snowid-bench-counters.XXXXXX")
+mkdir -p "$out"
+if [ $mode = full ]; then
+	ROUNDS=${ROUNDS:-5}; RUN="-T ${SECS:-3}"; KEYS=${KEYS:-100000}
+else
+	ROUNDS=1; RUN="-t 50"; KEYS=100
+fi
+started=$SECONDS
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+
+if [ -z "${SNOWID_SKIP_BUILD:-}" ]; then
+	ensure_packages make gcc
+	build_and_install /tmp/snowid-bench-counters-build.log || { cat /tmp/snowid-bench-counters-build.log; exit 1; }
+fi
+sdir=$(bench_scratch counters-server)
+port=${SNOWID_BENCH_PORT:-55495}
+trap bench_cleanup EXIT
+bench_server "$sdir/data" "$sdir/server.log" "$port" "" \
+	"shared_preload_libraries = 'snowid'" "snowid.node_id = 1" "autovacuum = off" \
+	"snowid.counter_keys = $((KEYS + 1000))"
+export PGHOST=$sdir PGPORT=$port PGDATABASE=postgres
+export PGOPTIONS="-c client_min_messages=warning"
+
+echo "== setup: $KEYS keys (a sequence and a row each)"
+q -c "CREATE EXTENSION snowid" \
+	-c "SELECT snowid_counter_create('c_fast', mode => 'fast', block => 1000)" \
+	-c "SELECT snowid_counter_create('c_gapless')" \
+	-c "CREATE TABLE counters (key bigint PRIMARY KEY, last bigint NOT NULL)" \
+	-c "INSERT INTO counters SELECT k, 0 FROM generate_series(1, $KEYS) k" >/dev/null
+printf '%s\n' "SELECT format('CREATE SEQUENCE ks_%s', k) FROM generate_series(1, $KEYS) k \\gexec" | q >/dev/null
+q -c "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
+version=$(q -c "SELECT current_setting('server_version')")
+
+declare -A script
+script[row]='UPDATE counters SET last = last + 1 WHERE key = :k RETURNING last;'
+script[fast]="SELECT snowid_counter_next('c_fast', :k);"
+script[gapless]="SELECT snowid_counter_next('c_gapless', :k);"
+script[sequence]="SELECT nextval(('ks_' || :k::bigint)::regclass);"
+# CANDS: some of them only (e.g. CANDS=fast)
+read -r -a cands <<<"${CANDS:-fast gapless sequence}"
+declare -A label=([fast]=fast [gapless]=gapless [sequence]='sequence per key')
+declare -A keyset=([hot]='\set k 1' [many]="\\set k random(1, $KEYS)")
+
+# samples, add, med, range, ratio: test/lib.sh
+
+# TPS of one pgbench run: clients, the transaction's script.
+pgb() {
+	local clients=$1 body=$2 f
+	f=$(mktemp "${TMPDIR:-/tmp}/snowid-bench-counters.XXXXXX.sql")
+	printf '%s\n' "$body" >"$f"
+	chmod 644 "$f"
+	# shellcheck disable=SC2086
+	as_runner pgbench -n -M prepared -c "$clients" -j "$clients" $RUN -f "$f" 2>/dev/null |
+		sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+	rm -f "$f"
+}
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	echo "== round $r of $ROUNDS"
+	i=0
+	for ks in hot many; do
+		for clients in 1 4; do
+			for c in "${cands[@]}"; do
+				i=$((i + 1))
+				if [ $(((r + i) % 2)) -eq 0 ]; then
+					ref=$(pgb "$clients" "${keyset[$ks]}
+${script[row]}")
+					t=$(pgb "$clients" "${keyset[$ks]}
+${script[$c]}")
+				else
+					t=$(pgb "$clients" "${keyset[$ks]}
+${script[$c]}")
+					ref=$(pgb "$clients" "${keyset[$ks]}
+${script[row]}")
+				fi
+				add "tps:$ks$clients:$c" "$t"
+				add "tps:$ks$clients:row" "$ref"
+				add "ratio:$ks$clients:$c" "$(ratio "$t" "$ref")"
+				echo "   $ks key(s), $clients client(s): $c $t tps, row $ref tps"
+			done
+		done
+	done
+done
+
+{
+	echo "# Counters per key: snowid_counter_next() beside a sequence per key and the hand-written row"
+	echo
+	echo "PostgreSQL $version, $(nproc) cores (shared with other work: load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end), $ROUNDS rounds of ${RUN} pgbench runs, $((SECONDS - started)) s in all. One value per transaction (autocommit); hot: key 1 always; many: a key at random of $KEYS. Median TPS, and the median over the rounds of each candidate's TPS over the hand-written row's in the adjacent run (its range in brackets)."
+	echo
+	printf '| keys | clients | row (hand-written)'
+	for c in "${cands[@]}"; do printf ' | %s | × row' "${label[$c]}"; done
+	printf ' |\n|---|---|---'
+	for c in "${cands[@]}"; do printf '|---|---'; done
+	echo '|'
+	for ks in hot many; do
+		for clients in 1 4; do
+			printf '| %s | %s | %.0f' "$([ $ks = hot ] && echo 1 || echo "$KEYS")" "$clients" "$(med "tps:$ks$clients:row")"
+			for c in "${cands[@]}"; do
+				printf ' | %.0f | %.2f (%s)' "$(med "tps:$ks$clients:$c")" "$(med "ratio:$ks$clients:$c")" "$(range "ratio:$ks$clients:$c")"
+			done
+			echo ' |'
+		done
+	done
+	echo
+	echo "**How**: \`counters (key bigint PRIMARY KEY, last bigint)\` holds a row per key made ahead (the hand-written row: \`UPDATE counters SET last = last + 1 WHERE key = :k RETURNING last\`); a sequence per key \`ks_<key>\` (\`nextval(('ks_' || :k::bigint)::regclass)\`); \`snowid_counter_next('c_fast', :k)\` (mode fast, blocks of 1000, \`snowid.counter_keys\` above the keys used) and \`snowid_counter_next('c_gapless', :k)\`. Gapless does the hand-written row's work (its row update in the caller's transaction) plus the counter's lookup and privilege check; fast takes a value from shared memory and, per block, has the database's server process write the key's row in a committed transaction of its own (a round trip and a commit; a key that uses its block up within a second gets twice that block next time, up to 64 times the counter's)."
+} >"$out/counters.md"
+
+cat "$out/counters.md"
+echo
+echo "written: $out/counters.md"
