@@ -288,6 +288,17 @@ for my $block (@blocks)
 	  or diag("psql said:\n$err\nthe block:\n$sql");
 }
 
+# The runbook "Moving off snowid" (test/runbooks/README.md, linked from
+# the README's section of that name), on the demo server as well.
+for my $sql (runbook_blocks('moving off'))
+{
+	my ($ret, $out, $err) = $node->psql('examples', $sql,
+		extra_params => [ '-v', 'ON_ERROR_STOP=1' ]);
+	is($ret, 0, 'the runbook "Moving off snowid" runs as pasted on the demo server')
+	  or diag("psql said:\n$err\nthe block:\n$sql");
+	like($out, qr/^\d+\|2$/m, 'the row inserted after moving off gets keys above the old ones');
+}
+
 $_->stop for grep { defined } $member, $registry, $node;
 
 # ---- the same with SSL, as the README's text says ----
