@@ -224,20 +224,6 @@ REVOKE ALL ON FUNCTION snowid_registry_host() FROM PUBLIC;
 COMMENT ON FUNCTION snowid_registry_host() IS
 'registry, internal: this server as the host of the registry: the layout and node it issues IDs under now (NULL while it issues none, or where snowid is not preloaded), its max_lead, a bound above every ID it has issued, its start and its identity as a member would send it';
 
--- A transaction that locked rows of the registry cannot be prepared: its
--- locks would outlive every session snowid_registry_unblock could end
--- (src/registry_xact.c).  Every registry function that locks a row calls
--- this first (from 1.10).
-CREATE FUNCTION snowid_registry_no_prepare()
-RETURNS void
-AS 'MODULE_PATHNAME', 'snowid_registry_no_prepare'
-LANGUAGE C VOLATILE;
-
-REVOKE ALL ON FUNCTION snowid_registry_no_prepare() FROM PUBLIC;
-
-COMMENT ON FUNCTION snowid_registry_no_prepare() IS
-'registry, internal: marks the transaction so that its PREPARE TRANSACTION fails (0A000): its row locks would keep other members out with no session to end';
-
 -- Reports are bounded by what is possible (1.8): an ID a member reports
 -- (the bound of the IDs it issued, at a claim, a renewal or a release)
 -- lies between 0 and the first ID of the tick after the registry's clock
@@ -619,11 +605,11 @@ COMMENT ON FUNCTION snowid_registry_claim_check(integer, text, text, text, bigin
 'registry, internal: raises an error for arguments of snowid_registry_claim that no member sends (a layout or start missing, a layout snowid could not have, a short secret, a lease, takeover time or max_lead out of range (max_lead at most an hour, as snowid.max_lead), a highest node ID that is not the layout''s)';
 
 -- Step 1: the settings; the layout: the first claim sets it, every other
--- must match.  A claim that finds the layout being set by a transaction
--- left open (a member's first claim, then no COMMIT) ends that member's
--- session once its transaction is 1 s old (snowid_registry_unblock), as a
--- pool's grant does, and tries once more, waiting for the row at most 2 s:
--- no member keeps the others out.
+-- must match.  Only the registry's own server processes write the row (a
+-- first claim on each of two at once: the second waits for the first's
+-- insert at most lock_timeout, 100 ms); one still held after that (a
+-- superuser's transaction left open) is not waited for longer: an error,
+-- and the member claims again.
 CREATE FUNCTION snowid_registry_claim_settings(p_layout text)
 RETURNS snowid_registry_settings
 LANGUAGE plpgsql
@@ -635,27 +621,16 @@ DECLARE
 BEGIN
 	SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
 	IF NOT FOUND OR v_set.layout IS NULL THEN
-		FOR v_try IN 1..2 LOOP
-			BEGIN
-				IF v_try = 2 THEN
-					-- the holder ended, its transaction rolling back: wait
-					-- for the row (lock_timeout as it was again on return)
-					PERFORM pg_catalog.set_config('lock_timeout', '2s', true);
-				END IF;
-				INSERT INTO @extschema@.snowid_registry_settings AS s (only_row, layout)
-				VALUES (true, p_layout)
-				ON CONFLICT (only_row) DO UPDATE SET layout = p_layout
-				 WHERE s.layout IS NULL;
-				EXIT;
-			EXCEPTION WHEN lock_not_available THEN
-				IF v_try = 2 OR NOT @extschema@.snowid_registry_unblock(
-						ARRAY[pg_catalog.format('%I.snowid_registry_settings', '@extschema@')::regclass]) THEN
-					RAISE EXCEPTION 'the registry''s layout is being set by another transaction'
-						USING ERRCODE = 'lock_not_available',
-							  HINT = 'Claim again once that transaction ends.';
-				END IF;
-			END;
-		END LOOP;
+		BEGIN
+			INSERT INTO @extschema@.snowid_registry_settings AS s (only_row, layout)
+			VALUES (true, p_layout)
+			ON CONFLICT (only_row) DO UPDATE SET layout = p_layout
+			 WHERE s.layout IS NULL;
+		EXCEPTION WHEN lock_not_available THEN
+			RAISE EXCEPTION 'the registry''s layout is being set by another transaction'
+				USING ERRCODE = 'lock_not_available',
+					  HINT = 'Claim again once that transaction ends.';
+		END;
 		SELECT s.* INTO v_set FROM @extschema@.snowid_registry_settings s;
 	END IF;
 	RETURN v_set;
@@ -1123,10 +1098,9 @@ DECLARE
 	v_resend boolean;
 	v_held integer;
 	v_busy integer := 0;
-	v_unblocked boolean := false;
+	v_waited boolean := false;
 	v_host record;
 BEGIN
-	PERFORM @extschema@.snowid_registry_no_prepare();
 	PERFORM @extschema@.snowid_registry_claim_check(p_max_node, p_layout,
 		p_start_id, p_secret, p_lease_ms, p_takeover_ms, p_max_lead_ms);
 	v_hash := encode(sha256(convert_to(p_secret, 'UTF8')), 'hex');
@@ -1295,28 +1269,28 @@ BEGIN
 				-- another transaction wrote the row and is still open, or
 				-- did meanwhile: a node of this server's own is not given
 				-- up for it, nor one named, nor more than a few assigned
-				-- ones.  A transaction left open there (a member's claim
-				-- of a node whose lease ran out, then no COMMIT) would keep
-				-- that node's holder out for as long as it likes: its
-				-- session is ended once the transaction is 1 s old
-				-- (snowid_registry_wait_row), the claim waits for the row,
-				-- ahead of any later locker, and reads it again, once;
-				-- still held, an error (the member keeps its lease and
-				-- asks again).
+				-- ones.  That transaction is another server process's
+				-- (an assigned node is claimed by the first process, the
+				-- node's own renewal or release by the node's: 2.0), or a
+				-- superuser's: the claim waits for the row at most
+				-- lock_timeout (100 ms) and reads it again, once; still
+				-- held, an error (the member keeps its lease and asks
+				-- again).  No session is ended (2.1).
 				v_busy := v_busy + 1;
 				IF v_dec.own OR v_dec.successor OR p_auto IS NOT TRUE OR v_busy > 3 THEN
-					IF NOT v_unblocked AND @extschema@.snowid_registry_wait_row(
-							ARRAY[pg_catalog.format('%I.snowid_registry_node', '@extschema@')::regclass],
-							pg_catalog.format('SELECT FROM %I.snowid_registry_node n WHERE n.node_id OPERATOR(pg_catalog.=) %s FOR UPDATE',
-											  '@extschema@', v_target)) THEN
-						-- (a row inserted by a transaction that has not
-						-- ended yet is waited for by the insert, at most
-						-- 2 s; lock_timeout as it was again on return)
-						PERFORM pg_catalog.set_config('lock_timeout', '2s', true);
-						v_unblocked := true;
-						v_busy := v_busy - 1;
-						result := NULL;
-						CONTINUE;
+					IF NOT v_waited THEN
+						v_waited := true;
+						BEGIN
+							PERFORM FROM @extschema@.snowid_registry_node n
+							  WHERE n.node_id = v_target FOR UPDATE;
+							v_busy := v_busy - 1;
+							result := NULL;
+						EXCEPTION WHEN lock_not_available THEN
+							NULL;
+						END;
+						IF result IS NULL THEN
+							CONTINUE;
+						END IF;
 					END IF;
 					RAISE EXCEPTION 'node % is being written by another transaction', v_target
 						USING ERRCODE = 'lock_not_available',
@@ -1495,13 +1469,12 @@ COMMENT ON FUNCTION snowid_registry_reassert(integer, boolean, integer, text, te
 'registry, internal: snowid_registry_claim for a member that holds the lease until p_held_until (its renewal): a registry that may have forgotten the lease grants it back to its holder before any new one';
 
 -- A clean shutdown of the holder ends its lease at once.  The row is
--- written only if no other transaction holds it (not waited for: one that
--- has held it open for more than 1 s, a member's claim of the node after
--- its lease ran out, then no COMMIT, has its session ended by
--- snowid_registry_unblock, and the release waits for the row:
--- snowid_registry_wait_row); what the next holder must stay above is kept: the
--- latest time any holder could have issued an ID at.  Its transaction
--- cannot be prepared.
+-- written only once no other transaction holds it, waited for at most
+-- lock_timeout (100 ms: another server process's claim of the node, or a
+-- superuser's transaction; still held, lock_not_available and the member
+-- releases again or lets the lease run out); what the next holder must
+-- stay above is kept: the latest time any holder could have issued an ID
+-- at.
 CREATE FUNCTION snowid_registry_release_serve(p_node_id integer, p_start_id text,
 										p_secret text, p_last_id bigint)
 RETURNS boolean
@@ -1514,26 +1487,12 @@ DECLARE
 	v_now timestamptz := pg_catalog.clock_timestamp();
 	v_row @extschema@.snowid_registry_node;
 BEGIN
-	PERFORM @extschema@.snowid_registry_no_prepare();
-	FOR v_try IN 1..2 LOOP
-		BEGIN
-			-- (the second time, the row is this transaction's already)
-			SELECT n.* INTO v_row FROM @extschema@.snowid_registry_node n
-			  WHERE n.node_id = p_node_id AND n.start_id = p_start_id
-				AND n.holder_role = pg_catalog.session_user()
-				AND n.secret_hash = encode(sha256(convert_to(coalesce(p_secret, ''), 'UTF8')), 'hex')
-				AND n.released_at IS NULL
-			  FOR UPDATE NOWAIT;
-			EXIT;
-		EXCEPTION WHEN lock_not_available THEN
-			IF v_try = 2 OR NOT @extschema@.snowid_registry_wait_row(
-					ARRAY[pg_catalog.format('%I.snowid_registry_node', '@extschema@')::regclass],
-					pg_catalog.format('SELECT FROM %I.snowid_registry_node n WHERE n.node_id OPERATOR(pg_catalog.=) %s FOR UPDATE',
-									  '@extschema@', p_node_id)) THEN
-				RAISE;
-			END IF;
-		END;
-	END LOOP;
+	SELECT n.* INTO v_row FROM @extschema@.snowid_registry_node n
+	  WHERE n.node_id = p_node_id AND n.start_id = p_start_id
+		AND n.holder_role = pg_catalog.session_user()
+		AND n.secret_hash = encode(sha256(convert_to(coalesce(p_secret, ''), 'UTF8')), 'hex')
+		AND n.released_at IS NULL
+	  FOR UPDATE;
 	IF v_row.node_id IS NULL THEN
 		RETURN false;
 	END IF;

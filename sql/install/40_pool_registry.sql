@@ -201,141 +201,13 @@ REVOKE ALL ON FUNCTION snowid_pool_create(text, regtype, bigint, boolean) FROM P
 COMMENT ON FUNCTION snowid_pool_create(text, regtype, bigint, boolean) IS
 'registry: creates a pool of values (integer or bigint, from start) handed out in ranges to members; upstream => true draws them from the pool of the same name on this server''s own registry';
 
--- No member holds a registry lock beyond one call.  A member's login role
--- writes registry rows only through the functions here, each one statement
--- of its worker; a role that leaves the transaction of such a call open,
--- or makes the call part of a long statement, would hold the rows it
--- locked for as long as it likes.  Refusing calls in a transaction block
--- would not stop the long statement, so a caller that finds a row locked
--- ends the holder instead: sessions that are not a superuser's and hold a
--- row lock or a write on one of p_tables in this database, in a
--- transaction 1 s old or more, are terminated, without waiting for them
--- to exit; younger ones (another member's call under way) are waited for,
--- but only while the caller's own transaction is under 0.5 s old, so that
--- the caller never holds a row lock in a transaction old enough for
--- another caller to end it.  True when none is left but those ended, so
--- that the caller waits for the row while their transactions roll back
--- (snowid_registry_wait_row).  False when a younger one still holds (the member asks again a
--- moment later, when it is old enough to be ended), when a superuser's
--- session holds on, or a prepared transaction (which no session holds;
--- PREPARE of a transaction that called the registry's functions is
--- refused from 1.10: snowid_registry_no_prepare).  Each round reads
--- pg_stat_activity anew (its snapshot would otherwise stay as the first
--- round read it, and judge a session by a transaction it has ended).
-CREATE FUNCTION snowid_registry_unblock(p_tables regclass[])
-RETURNS boolean
-LANGUAGE plpgsql
-VOLATILE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_until timestamptz := pg_catalog.now() OPERATOR(pg_catalog.+) '500 ms'::pg_catalog.interval;
-	v_db pg_catalog.oid := (SELECT d.oid FROM pg_catalog.pg_database d
-							 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database());
-	v_b record;
-	v_wait boolean;
-	v_held boolean;
-BEGIN
-	LOOP
-		PERFORM pg_catalog.pg_stat_clear_snapshot();
-		v_wait := false;
-		v_held := false;
-		IF EXISTS (SELECT FROM pg_catalog.pg_locks l
-					WHERE l.locktype OPERATOR(pg_catalog.=) 'relation' AND l.granted
-					  AND l.pid IS NULL
-					  AND l.database OPERATOR(pg_catalog.=) v_db
-					  AND l.relation OPERATOR(pg_catalog.=) ANY (p_tables::pg_catalog.oid[])) THEN
-			RETURN false;	-- a prepared transaction
-		END IF;
-		FOR v_b IN
-			SELECT DISTINCT l.pid, a.xact_start, coalesce(r.rolsuper, true) AS super
-			  FROM pg_catalog.pg_locks l
-			  JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) l.pid
-			  LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.usesysid
-			 WHERE l.locktype OPERATOR(pg_catalog.=) 'relation' AND l.granted
-			   AND l.mode OPERATOR(pg_catalog.=) ANY ('{RowShareLock,RowExclusiveLock}'::pg_catalog.text[])
-			   AND l.database OPERATOR(pg_catalog.=) v_db
-			   AND l.relation OPERATOR(pg_catalog.=) ANY (p_tables::pg_catalog.oid[])
-			   AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
-		LOOP
-			IF v_b.super THEN
-				v_held := true;
-			ELSIF v_b.xact_start IS NULL THEN
-				CONTINUE;		-- its transaction ended meanwhile
-			ELSIF v_b.xact_start OPERATOR(pg_catalog.>)
-				  (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) '1 s'::pg_catalog.interval) THEN
-				v_wait := true;	-- a call still running
-			ELSE
-				BEGIN
-					IF NOT pg_catalog.pg_terminate_backend(v_b.pid) THEN
-						v_held := true;
-					END IF;
-				EXCEPTION WHEN insufficient_privilege THEN
-					-- (the extension's owner is not a superuser)
-					v_held := true;
-				END;
-			END IF;
-		END LOOP;
-		IF v_held OR (v_wait AND pg_catalog.clock_timestamp() OPERATOR(pg_catalog.>) v_until) THEN
-			RETURN false;
-		ELSIF NOT v_wait THEN
-			RETURN true;
-		END IF;
-		PERFORM pg_catalog.pg_sleep(0.01);
-	END LOOP;
-END
-$$;
-
-REVOKE ALL ON FUNCTION snowid_registry_unblock(regclass[]) FROM PUBLIC;
-
-COMMENT ON FUNCTION snowid_registry_unblock(regclass[]) IS
-'registry, internal: terminates sessions that are not a superuser''s and hold a row lock on the tables in a transaction 1 s old or more (younger ones waited for while the caller''s transaction is under 0.5 s old); true when none is left but those, whose rows the caller then waits for';
-
--- A row that a call found locked (NOWAIT), locked for this transaction
--- after all: snowid_registry_unblock ends the sessions that held it, then
--- p_lock (a SELECT ... FOR UPDATE of that row, waiting) waits at most
--- 300 ms for their transactions to roll back, queued ahead of any session
--- that comes to lock it after (those fail: every registry function locks
--- NOWAIT); again, up to five rounds, where another session took the row
--- between the end of one and this call's wait.  True once the row is
--- locked (or gone); false when it stays held (a superuser's session, a
--- transaction too young to end, or five rounds lost).  p_lock is built by
--- the registry's own functions from their arguments (never a caller's
--- text): this function is not for PUBLIC.
-CREATE FUNCTION snowid_registry_wait_row(p_tables regclass[], p_lock text)
-RETURNS boolean
-LANGUAGE plpgsql
-VOLATILE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	FOR v_round IN 1..5 LOOP
-		IF NOT @extschema@.snowid_registry_unblock(p_tables) THEN
-			RETURN false;
-		END IF;
-		BEGIN
-			-- (lock_timeout as it was again when this function returns)
-			PERFORM pg_catalog.set_config('lock_timeout', '300ms', true);
-			EXECUTE p_lock;
-			RETURN true;
-		EXCEPTION WHEN lock_not_available THEN
-			NULL;
-		END;
-	END LOOP;
-	RETURN false;
-END
-$$;
-
-REVOKE ALL ON FUNCTION snowid_registry_wait_row(regclass[], text) FROM PUBLIC;
-
-COMMENT ON FUNCTION snowid_registry_wait_row(regclass[], text) IS
-'registry, internal: locks a row another session held after all, ending that session (snowid_registry_unblock) and waiting for its rollback, queued ahead of later lockers; false when it stays held';
-
--- The pool's row locked for this transaction (NOWAIT, then after
--- snowid_registry_wait_row); lock_not_available if it stays held.  Its
--- transaction cannot be prepared.
+-- The pool's row locked for this transaction, not waited for
+-- (lock_not_available while another transaction holds it: the caller
+-- answers busy or keeps the range, and the member asks again).  Every
+-- call on pools is applied by the first of the registry's server
+-- processes (2.0), so the only other holder is a superuser's own
+-- transaction (snowid_pool_create, or rows written by hand); no session is
+-- ended for it (2.1).
 CREATE FUNCTION snowid_pool_lock(p_pool text)
 RETURNS void
 LANGUAGE plpgsql
@@ -344,24 +216,15 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	PERFORM @extschema@.snowid_registry_no_prepare();
 	PERFORM FROM @extschema@.snowid_pool p WHERE p.name = p_pool
 	  FOR UPDATE NOWAIT;
-EXCEPTION WHEN lock_not_available THEN
-	IF NOT @extschema@.snowid_registry_wait_row(
-			ARRAY[pg_catalog.format('%I.snowid_pool', '@extschema@')::regclass,
-				  pg_catalog.format('%I.snowid_pool_range', '@extschema@')::regclass],
-			pg_catalog.format('SELECT FROM %I.snowid_pool p WHERE p.name OPERATOR(pg_catalog.=) %L FOR UPDATE',
-							  '@extschema@', p_pool)) THEN
-		RAISE;
-	END IF;
 END
 $$;
 
 REVOKE ALL ON FUNCTION snowid_pool_lock(text) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_pool_lock(text) IS
-'registry, internal: locks a pool''s row for a grant, report or return, ending a member''s session that has held it for more than 1 s';
+'registry, internal: locks a pool''s row for a grant, report or return without waiting (lock_not_available while another transaction holds it)';
 
 -- Where the grants of pool p_pool that a registry which may have forgotten
 -- since p_since (snowid_registry_recovery: a start, a promotion, a
@@ -635,8 +498,7 @@ BEGIN
 				v_after := v_h.hi + 1;
 			END IF;
 			-- before the row, so that a grant racing for the same values
-			-- finds the pool row locked (a pool row held by another
-			-- member's transaction for more than 1 s: that session ends)
+			-- finds the pool row locked
 			PERFORM @extschema@.snowid_pool_lock(v_h.pool);
 			SELECT p.next_value INTO v_next
 			  FROM @extschema@.snowid_pool p WHERE p.name = v_h.pool;

@@ -23,6 +23,23 @@
 -- @function snowid_registry_claim_write
 
 
+-- ---- unblock the registry ends no session ----
+-- From 2.0 only the registry's own server processes call the functions
+-- that lock its rows: no member's session holds one, so none is ended
+-- (snowid_registry_unblock, snowid_registry_wait_row) and no PREPARE
+-- refused (snowid_registry_no_prepare; its C symbol stays, a no-op, for a
+-- registry whose SQL is still 2.0's).  A row another server process holds
+-- (a claim of an assigned node beside the node's renewal or release) is
+-- waited for at most lock_timeout.  snowid_registry_claim_serve, above,
+-- no longer calls them either.
+-- @function snowid_registry_claim_settings
+-- @function snowid_registry_release_serve
+-- @function snowid_pool_lock
+-- @function snowid_pool_report_serve
+DROP FUNCTION snowid_registry_wait_row(regclass[], text);
+DROP FUNCTION snowid_registry_unblock(regclass[]);
+DROP FUNCTION snowid_registry_no_prepare();
+
 -- ---- layout check: the registry's own layout skips the pattern ----
 -- A renewal sends the layout the registry already holds (checked when it
 -- was set); matching the pattern again was a third of a renewal's cost.
