@@ -739,11 +739,9 @@ class RegistryFuzz(RuleBasedStateMachine):
         # doing so is a lockout)
         if 'layout is being set by another transaction' in said and m.open_layout:
             busy = False
-        # (the registry waits for a transaction under 1 s old, another
-        # member's call under way, only while the caller's call is under
-        # 0.5 s old, then answers busy: the member asks again, and ends it
-        # once it is 1 s old; so only a transaction open for longer, with
-        # a margin, makes busy a lockout)
+        # (a member's open transaction holds no registry row from 2.0, so
+        # busy while one has been open for a while, with a margin for a
+        # call under way, is a lockout)
         if busy and any(o.open is not None and called_at - o.open_at > 1.5
                         for o in self.members if o is not m):
             self.violate('no_lockout', f'{m.role}\'s {fn} was refused as busy while '
@@ -753,8 +751,9 @@ class RegistryFuzz(RuleBasedStateMachine):
         return rows, err, t0, t1
 
     def notice_ended(self, m):
-        """Members' transactions left open whose sessions the registry has
-        ended (snowid_registry_unblock), as ended: nothing in them commits."""
+        """Members' transactions left open whose sessions are gone, as ended:
+        nothing in them commits.  The registry ending one is a violation
+        (from 2.0 it ends no session; 2.1 dropped snowid_registry_unblock)."""
         if all(o.open is None for o in self.members):
             return
         pids = [o.open_pid for o in self.members

@@ -26,8 +26,11 @@
 # slot, an error that fills the answer does not stop the process, a
 # member's DateStyle does not garble its times, two processes do not make
 # a pool busy, and processes that cannot start do not fail the calls.
-# Last, no answer before its commit is durable: a synchronous standby
+# Then no answer before its commit is durable: a synchronous standby
 # named while the processes run is waited for (2.1).
+# Last (2.1, unblock and wait_row gone) a node's row held by a
+# superuser's transaction or by the other server process: the claim waits
+# at most lock_timeout, and no session is ended.
 
 use strict;
 use warnings;
@@ -288,6 +291,77 @@ $registry->safe_psql('postgres', 'ALTER SYSTEM RESET synchronous_standby_names')
 $registry->reload;
 sleep(0.5);
 victim_answers('once no synchronous standby is named');
+
+# 11. No session is ended for a node's row (2.1: snowid_registry_unblock
+# and snowid_registry_wait_row are gone).  A superuser's own transaction
+# holding the victim's node row: the victim's claim waits at most
+# lock_timeout and answers 55P03 within 1 s; the superuser's session
+# stays, and once it commits the claim is ok again.
+my $su = attack_as($registry->safe_psql('postgres', 'SELECT current_user'),
+	"BEGIN; SELECT 1 FROM snowid_registry_node WHERE node_id = 6 FOR UPDATE; "
+	  . "SELECT pg_sleep(4); COMMIT;");
+$registry->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM pg_stat_activity WHERE datname = 'reg' AND wait_event = 'PgSleep'")
+  or die 'the superuser never slept';
+my $t11 = time;
+my ($rc11, $out11, $err11) = $registry->psql('reg', claim_sql(6, 'vic6'),
+	extra_params => [ '-U', 'm_v' ]);
+my $took11 = time - $t11;
+like($err11, qr/node 6 is being written by another transaction/,
+	'11. a superuser holding the node row: the holder\'s claim says it is held');
+cmp_ok($took11, '<', 1, '... within 1 s');
+$su->{handle}->finish;
+is($su->{err}, '', "... and the superuser's session was not ended");
+victim_answers('after a superuser held the node row');
+
+# 12. Two server processes on rows of the same nodes: an assigned claim
+# (applied by the first process) takes the lowest free node while another
+# role names those nodes (odd ones applied by the second process).  Each
+# claim answers ok, conflict, or 55P03 (held by the other process beyond
+# lock_timeout), none waits long, and no node is ok for two starts.
+my $stats = "DO \$\$\nDECLARE c record; t timestamptz; slow int := 0; busy int := 0; got text := '';\nBEGIN\n";
+my $tail = "  RAISE NOTICE 'slow: % busy: % got:%', slow, busy, got;\nEND\n\$\$;";
+my @race = (
+	attack_as('m_x', $stats
+		  . "  FOR i IN 1 .. 30 LOOP\n    t := clock_timestamp();\n    BEGIN\n"
+		  . "      SELECT * INTO c FROM snowid_registry_claim(NULL, true, 1023, \$l\$$layout\$l\$, 'x', 'h', 1, 1, "
+		  . "'ax' || i, rpad('ax' || i, 32, '#'), NULL, false, 600000, 0, 0, NULL);\n"
+		  . "      IF c.result = 'ok' THEN got := got || ' ' || c.node_id || '=ax' || i; END IF;\n"
+		  . "    EXCEPTION WHEN lock_not_available THEN busy := busy + 1;\n    END;\n"
+		  . "    IF clock_timestamp() - t > interval '1 s' THEN slow := slow + 1; END IF;\n"
+		  . "  END LOOP;\n" . $tail),
+	attack_as('m_v', $stats
+		  . "  FOR i IN 7 .. 36 LOOP\n    t := clock_timestamp();\n    BEGIN\n"
+		  . "      SELECT * INTO c FROM snowid_registry_claim(i, false, 1023, \$l\$$layout\$l\$, 'x', 'h', 1, 1, "
+		  . "'nv' || i, rpad('nv' || i, 32, '#'), NULL, false, 600000, 0, 0, NULL);\n"
+		  . "      IF c.result = 'ok' THEN got := got || ' ' || c.node_id || '=nv' || i; END IF;\n"
+		  . "    EXCEPTION WHEN lock_not_available THEN busy := busy + 1;\n    END;\n"
+		  . "    IF clock_timestamp() - t > interval '1 s' THEN slow := slow + 1; END IF;\n"
+		  . "  END LOOP;\n" . $tail));
+$_->{handle}->finish for @race;
+my %holder;
+my $twice = 0;
+my @tally;
+for my $r (@race)
+{
+	my ($slow, $busy, $got) = $r->{err} =~ /slow: (\d+) busy: (\d+) got:(.*)/;
+	is($slow, '0', '12. claims racing across two server processes: none takes 1 s')
+	  or diag($r->{err});
+	push @tally, "busy $busy";
+	for (split ' ', $got // '')
+	{
+		my ($node, $start) = split /=/;
+		$twice++ if exists $holder{$node};
+		$holder{$node} = $start;
+	}
+}
+is($twice, 0, '... no node is ok for two starts');
+is($registry->safe_psql('reg', q{
+SELECT string_agg(node_id || '=' || start_id, ' ' ORDER BY node_id)
+  FROM snowid_registry_node WHERE start_id ~ '^(ax|nv)[0-9]+$'}),
+	join(' ', map { "$_=$holder{$_}" } sort { $a <=> $b } keys %holder),
+	'... and each node\'s row names the start whose claim was ok');
+diag('12: ' . join(', ', @tally) . ', ' . scalar(keys %holder) . ' nodes granted');
 
 # No range granted twice.
 is($registry->safe_psql('reg',
