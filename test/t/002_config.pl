@@ -300,6 +300,7 @@ is( $node->safe_psql(
 		                    ORDER BY name)
 		  FROM pg_settings WHERE name LIKE 'snowid.%'}),
 	join(',',
+		'snowid.counter_keys:postmaster:true',
 		'snowid.epoch:postmaster:true',
 		'snowid.id_bits:postmaster:true',
 		'snowid.lease:sighup:true',
@@ -315,7 +316,7 @@ is( $node->safe_psql(
 		'snowid.tick:postmaster:true',
 		'snowid.ticket_prefetch:sighup:true',
 		'snowid.ticket_slots:postmaster:true'),
-	'pg_settings: fifteen snowid.* parameters, described, with the right context'
+	'pg_settings: sixteen snowid.* parameters, described, with the right context'
 );
 
 $node->stop;
