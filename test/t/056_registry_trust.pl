@@ -257,9 +257,11 @@ $registry->safe_psql(
 	'reg', q{
 BEGIN;
 ALTER EVENT TRIGGER snowid_ticket_dropped DISABLE;
+ALTER EVENT TRIGGER snowid_counter_dropped DISABLE;
 DROP SCHEMA public CASCADE;
 ALTER SCHEMA snowid_real RENAME TO public;
 ALTER EVENT TRIGGER snowid_ticket_dropped ENABLE;
+ALTER EVENT TRIGGER snowid_counter_dropped ENABLE;
 ALTER EVENT TRIGGER snowid_schema_renamed ENABLE;
 COMMIT;
 });
