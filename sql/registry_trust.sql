@@ -336,6 +336,35 @@ SELECT result FROM pg_temp.claim(1, 111, 's1b');
 ROLLBACK;
 RESET SESSION AUTHORIZATION;
 
+-- 2.1: a registry that may have forgotten grants no new holder in its
+-- grace, a successor of the start its row names (same role and system
+-- identifier) included: a restored row may name a start that released the
+-- node before another server got it, a grant the registry forgot.  2.0
+-- granted the successor's claim at once, and its re-assertion with no
+-- floor (found by the registry fuzzer, seed 81234); from 2.1 the claim
+-- waits for the grace's end and the re-assertion comes with a floor of
+-- now.  Here node 3, released by start s1g, in a registry whose snowid
+-- looks restored a moment ago.
+DELETE FROM snowid_registry_node WHERE node_id = 3;
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT result, node FROM pg_temp.claim(3, 131, 's1g', p_max_lead => 0);
+SELECT snowid_registry_release(3, 's1g', rpad('s1g', 32, '#'), NULL) AS released;
+RESET SESSION AUTHORIZATION;
+SELECT max(installed_at) AS installed_0 FROM snowid_registry_installed \gset
+UPDATE snowid_registry_installed SET installed_at = clock_timestamp();
+UPDATE snowid_registry_settings SET reassert_grace = '1 hour';
+SET SESSION AUTHORIZATION regress_trust_m1;
+SELECT result, node,
+	   detail LIKE 'the registry had its snowid created (or restored) % s ago and grants new leases after 3600 s, %' AS in_the_grace
+  FROM pg_temp.claim(3, 131, 's1h', p_pred => 's1g', p_max_lead => 0);
+SELECT c.result, c.node_id, c.floor_until >= now() AS floor_of_now
+  FROM snowid_registry_reassert(3, false, 3, 'epoch 2025-01-01 00:00:00.000000+00, tick 1000us, node_bits 2, sequence_bits 12, id_bits 40', 'c131', 'host131', 5432, 131, 's1h',
+								rpad('s1h', 32, '#'), 's1g', false, 600000, 5000, 0,
+								NULL, now() + interval '1 min') c;
+RESET SESSION AUTHORIZATION;
+UPDATE snowid_registry_settings SET reassert_grace = '0';
+UPDATE snowid_registry_installed SET installed_at = :'installed_0';
+
 REVOKE EXECUTE ON FUNCTION
 	snowid_registry_claim(integer, boolean, integer, text, text, text, integer,
 						  numeric, text, text, text, boolean, bigint, bigint,

@@ -1096,6 +1096,7 @@ DECLARE
 	v_pair record;
 	v_dec record;
 	v_resend boolean;
+	v_new boolean;
 	v_held integer;
 	v_busy integer := 0;
 	v_waited boolean := false;
@@ -1184,7 +1185,18 @@ BEGIN
 		floor_id := v_dec.floor_id;
 		floor_until := v_dec.floor_until;
 
-		IF v_dec.result = 'ok' AND NOT v_dec.own AND NOT v_dec.successor AND
+		-- (in a registry that may have forgotten, a successor passes as
+		-- the holder only while the row says its predecessor holds a live
+		-- lease: a start of the same server taking its lease over, such
+		-- as a restart in place; one taking a node released or run out is
+		-- a new holder, since a restored row may name a start that gave
+		-- the node up before another server got it, a grant the registry
+		-- forgot.  2.0 let such a successor through the grace: found by
+		-- the registry fuzzer, seed 81234)
+		v_new := v_dec.result = 'ok' AND NOT v_dec.own AND
+			NOT (v_dec.successor AND v_row.released_at IS NULL AND
+				 v_row.lease_until >= v_now);
+		IF v_new AND
 		   current_setting('snowid_registry.reasserting', true) IS NOT DISTINCT FROM
 			   format('%s %s', v_target, p_start_id) AND
 		   @extschema@.snowid_registry_recovering() IS NOT NULL THEN
@@ -1195,7 +1207,7 @@ BEGIN
 			-- added by the member); a role lying to take a node thus
 			-- issues above its real holder's IDs, never among them
 			floor_until := greatest(floor_until, v_now);
-		ELSIF v_dec.result = 'ok' AND NOT v_dec.own AND NOT v_dec.successor AND
+		ELSIF v_new AND
 		   @extschema@.snowid_registry_recovering() IS NOT NULL THEN
 			-- a registry that may have forgotten grants no new holder
 			-- until every live one has had time to re-assert its lease
