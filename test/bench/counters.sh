@@ -7,15 +7,30 @@
 # and 4 clients.  pgbench, one value per transaction (autocommit); every
 # candidate runs in a pair of adjacent runs with the hand-written row, which
 # of the two first alternating, and each ratio is taken within its pair;
-# medians over the rounds.
+# medians over the rounds, with the middle half and the range of the
+# rounds' ratios.  Each round starts with a VACUUM of the two tables that
+# take the updates (the row's and snowid_counter_key) and a CHECKPOINT,
+# outside the timed runs, so the row (paired with every candidate, so run
+# most often) does not carry more dead rows than the others.
 #
-# Writes test/bench/results/counters.md.
+# Every statement is sent with pgbench -M prepared (PROTO changes it): the
+# row's UPDATE is parsed and planned once per connection, as the SELECT
+# of snowid_counter_next() is, whose own statement on snowid_counter_key
+# is prepared once per backend (SPI_keepplan); with -M simple the row
+# would pay a parse at every call and ours would not.
+#
+# Writes test/bench/results/counters.md (RESULT names another file).
 #
 #   bash test/bench/counters.sh            # full run (about 10 minutes)
 #   bash test/bench/counters.sh --smoke    # tiny run that only proves it works
+#   CANDS=gapless KEYSETS=hot CLIENTS=4 ROUNDS=15 SECS=5 \
+#     RESULT=counters-gapless.md nice -n 19 bash test/bench/counters.sh
 #
 # ROUNDS, SECS (of every pgbench run) and KEYS shorten a full run, CANDS
-# (some of: fast gapless sequence) runs only those beside the row.
+# (some of: fast gapless sequence) runs only those beside the row, KEYSETS
+# (some of: hot many) and CLIENTS (some of: 1 4) only those cases.  On a
+# shared machine run it under nice: the server it starts inherits it, so
+# both runs of a pair run alike.
 # PostgreSQL: SNOWID_BENCH_PG_CONFIG, else PG_CONFIG (test/lib.sh); snowid
 # is built and installed into it unless SNOWID_SKIP_BUILD is set.  The
 # server is a throwaway one (fsync on, default settings, autovacuum off) on
@@ -34,7 +49,7 @@ out=${SNOWID_BENCH_OUT:-$bench_dir/results}
 [ $mode = smoke ] && out=$(mktemp -d "${TMPDIR:-/tmp}/snowid-bench-counters.XXXXXX")
 mkdir -p "$out"
 if [ $mode = full ]; then
-	ROUNDS=${ROUNDS:-5}; RUN="-T ${SECS:-3}"; KEYS=${KEYS:-100000}
+	ROUNDS=${ROUNDS:-7}; RUN="-T ${SECS:-3}"; KEYS=${KEYS:-100000}
 else
 	ROUNDS=1; RUN="-t 50"; KEYS=100
 fi
@@ -71,10 +86,20 @@ script[gapless]="SELECT snowid_counter_next('c_gapless', :k);"
 script[sequence]="SELECT nextval(('ks_' || :k::bigint)::regclass);"
 # CANDS: some of them only (e.g. CANDS=fast)
 read -r -a cands <<<"${CANDS:-fast gapless sequence}"
+read -r -a keysets <<<"${KEYSETS:-hot many}"
+read -r -a clientsets <<<"${CLIENTS:-1 4}"
+proto=${PROTO:-prepared}
+result=${RESULT:-counters.md}
 declare -A label=([fast]=fast [gapless]=gapless [sequence]='sequence per key')
 declare -A keyset=([hot]='\set k 1' [many]="\\set k random(1, $KEYS)")
 
-# samples, add, med, range, ratio: test/lib.sh
+# samples, add, med, range, ratio: test/lib.sh; the middle half of KEY's
+# samples (the 25th to the 75th percentile, nearest rank)
+mid() {
+	# shellcheck disable=SC2086,SC2154 # split on purpose; samples: test/lib.sh
+	printf '%s\n' ${samples[$1]} | sort -g |
+		awk '{a[NR] = $1} END {lo = int((NR + 3) / 4); hi = NR + 1 - lo; printf "%.2f–%.2f", a[lo], a[hi]}'
+}
 
 # TPS of one pgbench run: clients, the transaction's script.
 pgb() {
@@ -83,16 +108,17 @@ pgb() {
 	printf '%s\n' "$body" >"$f"
 	chmod 644 "$f"
 	# shellcheck disable=SC2086
-	as_runner pgbench -n -M prepared -c "$clients" -j "$clients" $RUN -f "$f" 2>/dev/null |
+	as_runner pgbench -n -M "$proto" -c "$clients" -j "$clients" $RUN -f "$f" 2>/dev/null |
 		sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 	rm -f "$f"
 }
 
 for ((r = 1; r <= ROUNDS; r++)); do
-	echo "== round $r of $ROUNDS"
+	echo "== round $r of $ROUNDS (load $(cut -d' ' -f1-3 /proc/loadavg))"
+	q -c "VACUUM counters, snowid_counter_key" -c "CHECKPOINT" >/dev/null
 	i=0
-	for ks in hot many; do
-		for clients in 1 4; do
+	for ks in "${keysets[@]}"; do
+		for clients in "${clientsets[@]}"; do
 			for c in "${cands[@]}"; do
 				i=$((i + 1))
 				if [ $(((r + i) % 2)) -eq 0 ]; then
@@ -118,26 +144,26 @@ done
 {
 	echo "# Counters per key: snowid_counter_next() beside a sequence per key and the hand-written row"
 	echo
-	echo "PostgreSQL $version, $(nproc) cores (shared with other work: load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end), $ROUNDS rounds of ${RUN} pgbench runs, $((SECONDS - started)) s in all. One value per transaction (autocommit); hot: key 1 always; many: a key at random of $KEYS. Median TPS, and the median over the rounds of each candidate's TPS over the hand-written row's in the adjacent run (its range in brackets)."
+	echo "snowid $(q -c "SELECT extversion FROM pg_extension WHERE extname = 'snowid'") ($(git -C "$bench_dir" rev-parse --short HEAD 2>/dev/null || echo '?')), PostgreSQL $version, $(nproc) cores (shared with other work: load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end), $(date -u +%Y-%m-%d), $ROUNDS rounds of ${RUN} pgbench runs (-M $proto), $((SECONDS - started)) s in all. One value per transaction (autocommit); hot: key 1 always; many: a key at random of $KEYS. Median TPS, and the median over the rounds of each candidate's TPS over the hand-written row's in the adjacent run (in brackets: the middle half of the rounds' ratios; their range)."
 	echo
 	printf '| keys | clients | row (hand-written)'
 	for c in "${cands[@]}"; do printf ' | %s | × row' "${label[$c]}"; done
 	printf ' |\n|---|---|---'
 	for c in "${cands[@]}"; do printf '|---|---'; done
 	echo '|'
-	for ks in hot many; do
-		for clients in 1 4; do
-			printf '| %s | %s | %.0f' "$([ $ks = hot ] && echo 1 || echo "$KEYS")" "$clients" "$(med "tps:$ks$clients:row")"
+	for ks in "${keysets[@]}"; do
+		for clients in "${clientsets[@]}"; do
+			printf '| %s | %s | %.0f' "$([ "$ks" = hot ] && echo 1 || echo "$KEYS")" "$clients" "$(med "tps:$ks$clients:row")"
 			for c in "${cands[@]}"; do
-				printf ' | %.0f | %.2f (%s)' "$(med "tps:$ks$clients:$c")" "$(med "ratio:$ks$clients:$c")" "$(range "ratio:$ks$clients:$c")"
+				printf ' | %.0f | %.2f (%s; %s)' "$(med "tps:$ks$clients:$c")" "$(med "ratio:$ks$clients:$c")" "$(mid "ratio:$ks$clients:$c")" "$(range "ratio:$ks$clients:$c")"
 			done
 			echo ' |'
 		done
 	done
 	echo
-	echo "**How**: \`counters (key bigint PRIMARY KEY, last bigint)\` holds a row per key made ahead (the hand-written row: \`UPDATE counters SET last = last + 1 WHERE key = :k RETURNING last\`); a sequence per key \`ks_<key>\` (\`nextval(('ks_' || :k::bigint)::regclass)\`); \`snowid_counter_next('c_fast', :k)\` (mode fast, blocks of 1000, \`snowid.counter_keys\` above the keys used) and \`snowid_counter_next('c_gapless', :k)\`. Gapless does the hand-written row's work (its row update in the caller's transaction) plus the counter's lookup and privilege check; fast takes a value from shared memory and, per block, has the database's server process write the key's row in a committed transaction of its own (a round trip and a commit; a key that uses its block up within a second gets twice that block next time, up to 64 times the counter's)."
-} >"$out/counters.md"
+	echo "**How**: \`counters (key bigint PRIMARY KEY, last bigint)\` holds a row per key made ahead (the hand-written row: \`UPDATE counters SET last = last + 1 WHERE key = :k RETURNING last\`); a sequence per key \`ks_<key>\` (\`nextval(('ks_' || :k::bigint)::regclass)\`); \`snowid_counter_next('c_fast', :k)\` (mode fast, blocks of 1000, \`snowid.counter_keys\` above the keys used) and \`snowid_counter_next('c_gapless', :k)\`. Gapless does the hand-written row's work (its row update in the caller's transaction, on \`snowid_counter_key\`: a regclass and a text key, and a BEFORE ROW trigger enabled REPLICA) plus the counter's lookup (cached per backend) and privilege check; fast takes a value from shared memory and, per block, has the database's server process write the key's row in a committed transaction of its own (a round trip and a commit; a key that uses its block up within a second gets twice that block next time, up to 64 times the counter's). Each round starts with \`VACUUM counters, snowid_counter_key\` and a \`CHECKPOINT\`."
+} >"$out/$result"
 
-cat "$out/counters.md"
+cat "$out/$result"
 echo
-echo "written: $out/counters.md"
+echo "written: $out/$result"
