@@ -26,6 +26,12 @@
 #   CANDS=gapless KEYSETS=hot CLIENTS=4 ROUNDS=15 SECS=5 \
 #     RESULT=counters-gapless.md nice -n 19 bash test/bench/counters.sh
 #
+# TOGETHER=1 runs each pair at the same time instead (two pgbench, each
+# with the case's clients, the row's on its own table and keys): both see
+# the same moments of a shared disk, whose flush times here vary several
+# fold from one second to the next.  SYNC=off sets synchronous_commit off
+# on the server: no commit waits for its flush, so a pair compares the
+# work of each and its row lock, not the disk.
 # ROUNDS, SECS (of every pgbench run) and KEYS shorten a full run, CANDS
 # (some of: fast gapless sequence) runs only those beside the row, KEYSETS
 # (some of: hot many) and CLIENTS (some of: 1 4) only those cases.  On a
@@ -65,7 +71,7 @@ port=${SNOWID_BENCH_PORT:-55495}
 trap bench_cleanup EXIT
 bench_server "$sdir/data" "$sdir/server.log" "$port" "" \
 	"shared_preload_libraries = 'snowid'" "snowid.node_id = 1" "autovacuum = off" \
-	"snowid.counter_keys = $((KEYS + 1000))"
+	"snowid.counter_keys = $((KEYS + 1000))" "synchronous_commit = ${SYNC:-on}"
 export PGHOST=$sdir PGPORT=$port PGDATABASE=postgres
 export PGOPTIONS="-c client_min_messages=warning"
 
@@ -121,7 +127,14 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		for clients in "${clientsets[@]}"; do
 			for c in "${cands[@]}"; do
 				i=$((i + 1))
-				if [ $(((r + i) % 2)) -eq 0 ]; then
+				if [ -n "${TOGETHER:-}" ]; then
+					pgb "$clients" "${keyset[$ks]}
+${script[row]}" >"$sdir/ref.tps" &
+					t=$(pgb "$clients" "${keyset[$ks]}
+${script[$c]}")
+					wait $!
+					ref=$(cat "$sdir/ref.tps")
+				elif [ $(((r + i) % 2)) -eq 0 ]; then
 					ref=$(pgb "$clients" "${keyset[$ks]}
 ${script[row]}")
 					t=$(pgb "$clients" "${keyset[$ks]}
@@ -144,7 +157,7 @@ done
 {
 	echo "# Counters per key: snowid_counter_next() beside a sequence per key and the hand-written row"
 	echo
-	echo "snowid $(q -c "SELECT extversion FROM pg_extension WHERE extname = 'snowid'") ($(git -C "$bench_dir" rev-parse --short HEAD 2>/dev/null || echo '?')), PostgreSQL $version, $(nproc) cores (shared with other work: load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end), $(date -u +%Y-%m-%d), $ROUNDS rounds of ${RUN} pgbench runs (-M $proto), $((SECONDS - started)) s in all. One value per transaction (autocommit); hot: key 1 always; many: a key at random of $KEYS. Median TPS, and the median over the rounds of each candidate's TPS over the hand-written row's in the adjacent run (in brackets: the middle half of the rounds' ratios; their range)."
+	echo "snowid $(q -c "SELECT extversion FROM pg_extension WHERE extname = 'snowid'") ($(git -C "$bench_dir" rev-parse --short HEAD 2>/dev/null || echo '?')), PostgreSQL $version, $(nproc) cores (shared with other work: load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end), $(date -u +%Y-%m-%d), $ROUNDS rounds of ${RUN} pgbench runs (-M $proto$([ -n "${TOGETHER:-}" ] && echo ', each pair at the same time'), synchronous_commit ${SYNC:-on}), $((SECONDS - started)) s in all. One value per transaction (autocommit); hot: key 1 always; many: a key at random of $KEYS. Median TPS, and the median over the rounds of each candidate's TPS over the hand-written row's in the adjacent run (in brackets: the middle half of the rounds' ratios; their range)."
 	echo
 	printf '| keys | clients | row (hand-written)'
 	for c in "${cands[@]}"; do printf ' | %s | × row' "${label[$c]}"; done
