@@ -53,6 +53,9 @@ SELECT snowid_counter_create('bad_block', mode => 'fast', block => 0);
 SELECT snowid_counter_create('bad_block', block => 10);
 SELECT snowid_counter_create('bad_block', block => 100);
 SELECT snowid_counter_create('bad_block', block => 1);
+-- colocate_with is for Citus (not installed here); striping is not here
+SELECT snowid_counter_create('bad_citus', colocate_with => 'pg_class');
+SELECT snowid_counter_create('bad_stripe', stripe => 0, stripes => 2);
 SELECT snowid_counter_create('bad_start', start => NULL);
 SELECT snowid_counter_create('bad_start', start => -1);
 SELECT snowid_counter_create('invoice_no');

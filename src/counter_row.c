@@ -9,13 +9,16 @@
  *	  a key run start, start + 1, ... with no hole, a second taker of the
  *	  key waiting for the first to end, as with a hand-written counter
  *	  row; in fast mode n is a block, taken by a server process in a
- *	  transaction of its own (counter_fast.c).
+ *	  transaction of its own (counter_fast.c).  On Citus, the key's row
+ *	  is in the counter's state table (counter_citus.c), in the key's
+ *	  shard: the same statements, argument 1 the key in its column's type.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "counter_citus.h"
 #include "counter_exec.h"
 #include "counter_row.h"
 #include "utils/builtins.h"
@@ -67,10 +70,76 @@ static const SnowidCounterStmt rows_forget = {
 };
 
 static const SnowidCounterStmt row_create = {
-	"INSERT INTO %s.snowid_counter (counter, type, mode, start, block, stamp) "
-	"VALUES ($1, $2, $5, $3, $6, $4) RETURNING 1::pg_catalog.int8",
-	6, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID, TEXTOID, INT4OID}
+	"INSERT INTO %s.snowid_counter (counter, type, mode, start, block, stamp, state) "
+	"VALUES ($1, $2, $5, $3, $6, $4, CASE WHEN $7 OPERATOR(pg_catalog.=) 0 "
+	"THEN NULL ELSE $7::pg_catalog.regclass END) RETURNING 1::pg_catalog.int8",
+	7, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID, TEXTOID, INT4OID, OIDOID}
 };
+
+/*
+ * The same on a Citus counter's state table (%s), $1 the key in the type
+ * of its column (argtypes[0], set at each run).
+ */
+static const SnowidCounterStmt state_update = {
+	"UPDATE %s SET last = last OPERATOR(pg_catalog.+) $2 "
+	"WHERE key OPERATOR(pg_catalog.=) $1 RETURNING last",
+	2, {InvalidOid, INT8OID}
+};
+
+static const SnowidCounterStmt state_insert = {
+	"INSERT INTO %s AS k (key, last) VALUES ($1, $3) ON CONFLICT (key) "
+	"DO UPDATE SET last = k.last OPERATOR(pg_catalog.+) $2 RETURNING last",
+	3, {InvalidOid, INT8OID, INT8OID}
+};
+
+static const SnowidCounterStmt state_read = {
+	"SELECT last FROM %s WHERE key OPERATOR(pg_catalog.=) $1",
+	1, {InvalidOid}
+};
+
+static const SnowidCounterStmt state_move = {
+	"INSERT INTO %s AS k (key, last) VALUES ($1, $2) ON CONFLICT (key) "
+	"DO UPDATE SET last = excluded.last "
+	"WHERE k.last OPERATOR(pg_catalog.<=) excluded.last RETURNING last",
+	2, {InvalidOid, INT8OID}
+};
+
+static const SnowidCounterStmt state_forget = {
+	"DELETE FROM %s WHERE key OPERATOR(pg_catalog.=) $1 RETURNING last",
+	1, {InvalidOid}
+};
+
+/*
+ * Run the statement for key of counter c: stmt on snowid_counter_key
+ * (args[0] the counter, args[1] the key, then more), or, on Citus,
+ * state on its state table (args[0] the key, then the same more), as the
+ * caller, who needs the rights the statement does on it.
+ */
+static bool
+snowid_counter_key_exec(const SnowidCounter *c, const SnowidCounterStmt *stmt,
+						const SnowidCounterStmt *state, text *key,
+						Datum *more, int nmore, int64 *out)
+{
+	Datum		args[COUNTER_STMT_ARGS];
+
+	Assert(nmore <= COUNTER_STMT_ARGS - 2);
+	if (OidIsValid(c->state))
+	{
+		AclMode		need = state == &state_read ? ACL_SELECT :
+			state == &state_forget ? ACL_SELECT | ACL_DELETE :
+			ACL_SELECT | ACL_INSERT | ACL_UPDATE;
+		const char *table = snowid_counter_citus_table(c, need);
+
+		args[0] = snowid_counter_citus_key(c, key);
+		memcpy(&args[1], more, nmore * sizeof(Datum));
+		return snowid_counter_exec_on(c->extnsp, state, table, c->keytype,
+									  args, out);
+	}
+	args[0] = ObjectIdGetDatum(c->relid);
+	args[1] = PointerGetDatum(key);
+	memcpy(&args[2], more, nmore * sizeof(Datum));
+	return snowid_counter_exec(c->extnsp, stmt, args, out);
+}
 
 /*
  * Take the next n values of key of counter relid (starting at start) in
@@ -116,22 +185,29 @@ snowid_counter_row_check(const SnowidCounter *c, text *key, int64 last,
 int64
 snowid_counter_row_next(const SnowidCounter *c, text *key)
 {
-	return snowid_counter_row_check(c, key,
-									snowid_counter_row_take(c->extnsp, c->relid,
-															key, 1, c->start),
-									1);
+	Datum		more[2];
+	int64		out[COUNTER_STMT_OUTS];
+
+	if (!OidIsValid(c->state))
+		return snowid_counter_row_check(c, key,
+										snowid_counter_row_take(c->extnsp, c->relid,
+																key, 1, c->start),
+										1);
+	more[0] = Int64GetDatum(1);
+	more[1] = Int64GetDatum(c->start);
+	if (!snowid_counter_key_exec(c, NULL, &state_update, key, more, 1, out) &&
+		!snowid_counter_key_exec(c, NULL, &state_insert, key, more, 2, out))
+		elog(ERROR, "counter %s: key row neither updated nor inserted", c->name);
+	return snowid_counter_row_check(c, key, out[0], 1);
 }
 
 /* The last value given to key, as this transaction sees it: false if none. */
 bool
 snowid_counter_row_last(const SnowidCounter *c, text *key, int64 *last)
 {
-	Datum		args[2];
 	int64		out[COUNTER_STMT_OUTS];
 
-	args[0] = ObjectIdGetDatum(c->relid);
-	args[1] = PointerGetDatum(key);
-	if (!snowid_counter_exec(c->extnsp, &row_read, args, out))
+	if (!snowid_counter_key_exec(c, &row_read, &state_read, key, NULL, 0, out))
 		return false;
 	*last = out[0];
 	return true;
@@ -141,14 +217,11 @@ snowid_counter_row_last(const SnowidCounter *c, text *key, int64 *last)
 void
 snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
 {
-	Datum		args[3];
+	Datum		more = Int64GetDatum(next - 1);
 	int64		out[COUNTER_STMT_OUTS];
 	int64		last;
 
-	args[0] = ObjectIdGetDatum(c->relid);
-	args[1] = PointerGetDatum(key);
-	args[2] = Int64GetDatum(next - 1);
-	if (snowid_counter_exec(c->extnsp, &row_move, args, out))
+	if (snowid_counter_key_exec(c, &row_move, &state_move, key, &more, 1, out))
 		return;
 	/* the row is locked now (ON CONFLICT ... WHERE locks it): read it */
 	if (!snowid_counter_row_last(c, key, &last))
@@ -167,12 +240,10 @@ snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
 bool
 snowid_counter_row_forget(const SnowidCounter *c, text *key)
 {
-	Datum		args[2];
 	int64		out[COUNTER_STMT_OUTS];
 
-	args[0] = ObjectIdGetDatum(c->relid);
-	args[1] = PointerGetDatum(key);
-	return snowid_counter_exec(c->extnsp, &row_forget, args, out);
+	return snowid_counter_key_exec(c, &row_forget, &state_forget, key, NULL,
+								   0, out);
 }
 
 /* Remove every row of counter relid (dropped, or a stale OID reused). */
@@ -185,12 +256,13 @@ snowid_counter_rows_forget(Oid extnsp, Oid relid)
 	(void) snowid_counter_exec(extnsp, &rows_forget, &arg, out);
 }
 
-/* Register counter relid. */
+/* Register counter relid (state: its state table on Citus, else invalid). */
 void
 snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
-						  int64 stamp, const char *mode, int32 block)
+						  int64 stamp, const char *mode, int32 block,
+						  Oid state)
 {
-	Datum		args[6];
+	Datum		args[7];
 	int64		out[COUNTER_STMT_OUTS];
 
 	args[0] = ObjectIdGetDatum(relid);
@@ -199,5 +271,6 @@ snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
 	args[3] = Int64GetDatum(stamp);
 	args[4] = CStringGetTextDatum(mode);
 	args[5] = Int32GetDatum(block);
+	args[6] = ObjectIdGetDatum(state);
 	(void) snowid_counter_exec(extnsp, &row_create, args, out);
 }

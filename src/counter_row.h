@@ -25,6 +25,7 @@ extern bool snowid_counter_row_forget(const SnowidCounter *c, text *key);
 extern void snowid_counter_rows_forget(Oid extnsp, Oid relid);
 extern void snowid_counter_row_create(Oid extnsp, Oid relid, Oid type,
 									  int64 start, int64 stamp,
-									  const char *mode, int32 block);
+									  const char *mode, int32 block,
+									  Oid state);
 
 #endif							/* SNOWID_COUNTER_ROW_H */

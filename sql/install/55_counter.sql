@@ -18,11 +18,12 @@ CREATE TABLE snowid_counter (
 	start bigint NOT NULL,
 	block integer NOT NULL			-- fast: values a key reserves at a time
 		CONSTRAINT snowid_counter_block_check CHECK (block >= 1),
-	stamp bigint NOT NULL			-- creation time in microseconds
+	stamp bigint NOT NULL,			-- creation time in microseconds
+	state regclass					-- Citus: its distributed state table
 );
 
 COMMENT ON TABLE snowid_counter IS
-'counters per key of this database: name (its sequence), type, mode and first value (written by snowid_counter_create, removed when the counter is dropped)';
+'counters per key of this database: name (its sequence), type, mode, first value and, on Citus, the distributed table of its keys (written by snowid_counter_create, removed when the counter is dropped)';
 
 -- One row per key used, written in the caller's transaction: the last value
 -- given to it (gapless), or the last of the blocks reserved for it (fast:
@@ -46,7 +47,7 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_counter_key', '');
 -- database owner, whose pg_dump copies both tables.
 REVOKE ALL ON snowid_counter FROM PUBLIC;
 REVOKE ALL ON snowid_counter_key FROM PUBLIC;
-GRANT SELECT (counter, type, mode, start, block) ON snowid_counter TO PUBLIC;
+GRANT SELECT (counter, type, mode, start, block, state) ON snowid_counter TO PUBLIC;
 GRANT SELECT ON snowid_counter TO pg_database_owner;
 GRANT SELECT ON snowid_counter_key TO pg_database_owner;
 
@@ -54,13 +55,16 @@ CREATE FUNCTION snowid_counter_create(name text,
 									  type regtype DEFAULT 'bigint',
 									  mode text DEFAULT 'gapless',
 									  start bigint DEFAULT 1,
-									  block integer DEFAULT NULL)
+									  block integer DEFAULT NULL,
+									  stripe integer DEFAULT NULL,
+									  stripes integer DEFAULT NULL,
+									  colocate_with regclass DEFAULT NULL)
 RETURNS regclass
 AS 'MODULE_PATHNAME', 'snowid_counter_create'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION snowid_counter_create(text, regtype, text, bigint, integer) IS
-'create counter name: values start, start + 1, ... per key, of type integer or bigint, in mode gapless (taken in the caller''s transaction) or fast (from shared memory, blocks of at least block values, default 100, reserved per key in a committed transaction of their own)';
+COMMENT ON FUNCTION snowid_counter_create(text, regtype, text, bigint, integer, integer, integer, regclass) IS
+'create counter name: values start, start + 1, ... per key, of type integer or bigint, in mode gapless (taken in the caller''s transaction) or fast (from shared memory, blocks of at least block values, default 100, reserved per key in a committed transaction of their own); on Citus, its keys'' rows in a table distributed co-located with colocate_with';
 
 CREATE FUNCTION snowid_counter_next(counter text, key text)
 RETURNS bigint
@@ -172,33 +176,77 @@ REVOKE ALL ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) F
 COMMENT ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) IS
 'counter, internal: what snowid_counter_reserve does (the key''s row: last += n, or start + n - 1 at its first use), applied by the database''s server process in a transaction of its own; no user may call it';
 
+-- On Citus, a counter's keys are rows of a state table of its own,
+-- distributed co-located with the table it numbers, written as the caller
+-- (Citus lets one user write a transaction's shards of a group): its
+-- owner grants SELECT, INSERT, UPDATE on it to the counter's takers.  A
+-- row may only move forward, whoever writes it: this trigger on every
+-- shard of it refuses an UPDATE that would move a key back.
+CREATE FUNCTION snowid_counter_forward()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF NEW.last < OLD.last THEN
+		RAISE EXCEPTION 'a counter''s key cannot go back'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = pg_catalog.format('Key %s has been given values up to %s; %s would give them again.',
+											 OLD.key, OLD.last, NEW.last),
+				  HINT = 'Move keys with snowid_counter_restart(), forward only.';
+	END IF;
+	RETURN NEW;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_counter_forward() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_counter_forward() IS
+'counter, internal: trigger before UPDATE on the state table of a counter on Citus (and its shards): refuses to move a key''s last value back';
+
 -- DROP of a counter's sequence (directly, by DROP SCHEMA, DROP OWNED, ...)
--- removes its rows.  SECURITY DEFINER: the dropping user need not be
--- allowed to write the tables; the search_path is fixed.
+-- removes its rows and, on the Citus coordinator, its state table.
+-- SECURITY DEFINER: the dropping user need not be allowed to write the
+-- tables; the search_path is fixed.
 CREATE FUNCTION snowid_counter_dropped()
 RETURNS event_trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	st pg_catalog.regclass;
+	coordinator boolean;
 BEGIN
 	DELETE FROM @extschema@.snowid_counter_key k
 	USING pg_catalog.pg_event_trigger_dropped_objects() d
 	WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
 	  AND d.objsubid = 0
 	  AND k.counter::pg_catalog.oid = d.objid;
-	DELETE FROM @extschema@.snowid_counter c
-	USING pg_catalog.pg_event_trigger_dropped_objects() d
-	WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-	  AND d.objsubid = 0
-	  AND c.counter::pg_catalog.oid = d.objid;
+	FOR st IN
+		DELETE FROM @extschema@.snowid_counter c
+		USING pg_catalog.pg_event_trigger_dropped_objects() d
+		WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+		  AND d.objsubid = 0
+		  AND c.counter::pg_catalog.oid = d.objid
+		RETURNING c.state
+	LOOP
+		CONTINUE WHEN st IS NULL
+			OR NOT EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid = st);
+		IF coordinator IS NULL THEN
+			EXECUTE 'SELECT pg_catalog.citus_is_coordinator()' INTO coordinator;
+		END IF;
+		IF coordinator THEN
+			EXECUTE pg_catalog.format('DROP TABLE %s', st);
+		END IF;
+	END LOOP;
 END
 $$;
 
 REVOKE ALL ON FUNCTION snowid_counter_dropped() FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_counter_dropped() IS
-'counter, internal: event trigger on sql_drop: removes the rows of a dropped counter from snowid_counter and snowid_counter_key';
+'counter, internal: event trigger on sql_drop: removes the rows of a dropped counter from snowid_counter and snowid_counter_key, and on the Citus coordinator its state table';
 
 CREATE EVENT TRIGGER snowid_counter_dropped ON sql_drop
 EXECUTE FUNCTION snowid_counter_dropped();
