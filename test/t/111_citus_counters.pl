@@ -15,8 +15,16 @@
 #   holds the tenant's invoices;
 # - a shard of inv moved to the other worker takes the state shard with
 #   it; inserts go on from every node without a repeat or a hole;
-# - privileges: USAGE on the counter, nothing on its state table;
+# - privileges: USAGE on the counter and SELECT, INSERT, UPDATE on its
+#   state table (the statements run as the caller: Citus lets one user
+#   write a transaction's shards of a group), a key never moved back by a
+#   direct UPDATE (the trigger on the moved shard), no DELETE;
 #   snowid_counter_restart and snowid_counter_drop_key from a worker;
+# - multi-row VALUES for several tenants through the coordinator; INSERT
+#   ... SELECT from a distributed table refused by Citus (a distributed
+#   query from a shard), nothing taken;
+# - a worker added later creates its handle and takes numbers;
+# - DROP SEQUENCE of a counter on the coordinator drops its state table;
 # - pg_dump of the coordinator carries the state table and its link;
 # - snowid_counter_drop on every node removes the handles and the state
 #   table.
@@ -39,6 +47,7 @@ my $c = citus_cluster(workers => 2, snowid => 1);
 my $coord = $c->{coordinator};
 my ($w1, $w2) = @{ $c->{workers} };
 my @nodes = ($coord, $w1, $w2);
+my ($rc, $out);
 my %name_of = ($coord->port => 'coord', $w1->port => 'w1', $w2->port => 'w2');
 
 $coord->safe_psql(
@@ -232,7 +241,6 @@ $coord->safe_psql(
 CREATE ROLE clerk LOGIN;
 GRANT ALL ON inv TO clerk;
 });
-my ($rc, $out);
 ($rc, $out, $err) = $w1->psql('postgres',
 	q{SET ROLE clerk; SELECT snowid_counter_next('inv_no', 1)});
 like($err, qr/permission denied for counter/, 'a role without USAGE on the counter is refused');
@@ -268,6 +276,47 @@ is($w2->safe_psql('postgres', q{SELECT snowid_counter_drop_key('inv_no', 99)}),
 is($coord->safe_psql('postgres', q{SELECT snowid_counter_current('inv_no', 99)}),
 	'', '... is seen by the coordinator');
 
+# ---- one statement, many tenants: multi-row VALUES through the
+# coordinator (each tenant's row on its own worker, one transaction)
+my %next = map { $_ => $coord->safe_psql('postgres', "SELECT coalesce(max(no), 0) + 1 FROM inv WHERE tenant = $_") } 2 .. 5;
+is( join("\n", sort split /\n/, $coord->safe_psql(
+		'postgres',
+		q{INSERT INTO inv VALUES (2, snowid_counter_next('inv_no', 2), 'multi'), (3, snowid_counter_next('inv_no', 3), 'multi'),
+		                         (4, snowid_counter_next('inv_no', 4), 'multi'), (5, snowid_counter_next('inv_no', 5), 'multi'),
+		                         (2, snowid_counter_next('inv_no', 2), 'multi')
+		  RETURNING tenant, no}) =~ s/\|/:/gr),
+	join("\n", sort "2:$next{2}", "3:$next{3}", "4:$next{4}", "5:$next{5}", '2:' . ($next{2} + 1)),
+	'multi-row VALUES through the coordinator: each tenant its next numbers');
+
+# INSERT ... SELECT from a distributed table: Citus runs the call on the
+# shards, where it refuses a distributed query; nothing is taken
+($rc, $out, $err) = $coord->psql('postgres',
+	q{INSERT INTO inv SELECT tenant, snowid_counter_next('inv_no', tenant), 'select' FROM inv WHERE origin = 'multi'});
+like($err, qr/cannot execute a distributed query from a query on a shard/,
+	'INSERT ... SELECT from a distributed table: refused by Citus');
+is($coord->safe_psql('postgres', q{SELECT snowid_counter_current('inv_no', 3)}),
+	$next{3}, '... and no number was taken');
+
+# ---- a worker added later: its handle made there, then it takes numbers
+my $w3 = citus_add_worker($c);
+$name_of{ $w3->port } = 'w3';
+is( $coord->safe_psql(
+		'postgres',
+		qq{SELECT string_agg(success::text, ',') FROM run_command_on_workers(\$\$SELECT snowid_counter_create('public.inv_no', colocate_with => 'public.inv') WHERE to_regclass('public.inv_no') IS NULL\$\$)}),
+	'true,true,true', 'the new worker creates its handle (the others skip)');
+my $n6 = $coord->safe_psql('postgres', q{SELECT max(no) + 1 FROM inv WHERE tenant = 6});
+is($w3->safe_psql('postgres', q{INSERT INTO inv VALUES (6, snowid_counter_next('inv_no', 6), 'w3') RETURNING no}),
+	$n6, 'the new worker takes the next number of a tenant');
+
+# ---- DROP SEQUENCE of a counter on the coordinator drops its state table
+$coord->safe_psql('postgres',
+	q{SELECT snowid_counter_create('public.other_no', colocate_with => 'public.inv')});
+my $other_state = $coord->safe_psql('postgres', q{SELECT state FROM snowid_counter WHERE counter = 'other_no'::regclass});
+$coord->safe_psql('postgres', q{DROP SEQUENCE other_no});
+is( $coord->safe_psql('postgres',
+		qq{SELECT to_regclass('public.$other_state') IS NULL, count(*) FROM citus_shards WHERE table_name::text = '$other_state'}),
+	't|0', 'DROP SEQUENCE of a counter on the coordinator drops its state table');
+
 # ---- pg_dump of the coordinator
 my $dump = $coord->safe_psql('postgres', 'SELECT 1') && `pg_dump -d "@{[ $coord->connstr('postgres') ]}" 2>&1`;
 is($?, 0, 'pg_dump of the coordinator works');
@@ -279,9 +328,9 @@ like($dump, qr/inv_no\t[a-z]+\t[a-z]+\t1\t1\t\d+\tpublic\.$state/,
 is( $coord->safe_psql(
 		'postgres',
 		q{SELECT string_agg(success::text, ',') FROM run_command_on_all_nodes($$SELECT snowid_counter_drop('public.inv_no')$$)}),
-	'true,true,true',
+	'true,true,true,true',
 	'snowid_counter_drop on every node');
-for my $n (@nodes)
+for my $n (@nodes, $w3)
 {
 	is( $n->safe_psql(
 			'postgres',
