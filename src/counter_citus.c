@@ -21,6 +21,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "common/md5.h"
@@ -35,6 +36,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
+#include "utils/syscache.h"
 
 /* How a table is distributed: 0 in every column when it is not. */
 typedef struct
@@ -113,6 +115,19 @@ snowid_citus_owner_sql(Oid extnsp, const char *sql)
 	if (rc < 0)
 		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(rc));
 	SPI_finish();
+}
+
+static Oid
+snowid_citus_rel_owner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
 }
 
 /*
@@ -222,6 +237,13 @@ snowid_counter_citus_create(Oid extnsp, const char *qualified,
 						   state_name),
 				 errhint("Create the counter on the coordinator first, then on the workers.")));
 	snowid_citus_table(extnsp, state, &s);
+	if (snowid_citus_rel_owner(state) != snowid_ticket_catalog_owner(extnsp))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is not the state table of counter %s",
+						state_name, qualified),
+				 errdetail("A counter's state table belongs to the owner of snowid's tables; this one has another owner."),
+				 errhint("A superuser may drop it; then create the counter on the coordinator.")));
 	if (!s.hash || s.colocation != t.colocation || s.type != t.type)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -5,7 +5,8 @@
 # co-located with it (its keys' rows in a state table distributed like
 # inv: each tenant's row in the shard of that tenant's invoices).
 # - refused: a counter without colocate_with, co-located with a reference
-#   or a local table, a fast counter, on a worker before the coordinator;
+#   or a local table, a fast counter, on a worker before the coordinator,
+#   over a table of the state table's name that another role owns;
 # - created on the coordinator, then on the workers (run_command_on_workers);
 # - clients on the coordinator and on each worker at once insert invoices
 #   for 12 tenants, one in five rolled back: every (tenant, no) once, and
@@ -85,6 +86,26 @@ refused($w1,
 	'55000', 'a counter on a worker before the coordinator');
 is($coord->safe_psql('postgres', q{SELECT to_regclass('public.bad_no')}),
 	'', 'no handle is left by the refusals');
+
+# A table of the state table's name that another role made (in public,
+# snowid's schema here) is not taken for it, on the coordinator or a worker.
+my $fake = $coord->safe_psql('postgres',
+	q{SELECT 'snowid_counter_state_' || left(md5('public.fake_no'), 16)});
+$coord->safe_psql(
+	'postgres', qq{
+CREATE ROLE mallory;
+CREATE TABLE $fake (key bigint PRIMARY KEY, last bigint NOT NULL);
+SELECT create_distributed_table('$fake', 'key', colocate_with => 'inv');
+ALTER TABLE $fake OWNER TO mallory;
+});
+refused($coord,
+	q{SELECT snowid_counter_create('public.fake_no', colocate_with => 'public.inv')},
+	'42P07', "the coordinator, with a table of the state table's name");
+$err = refused($w2,
+	q{SELECT snowid_counter_create('public.fake_no', colocate_with => 'public.inv')},
+	'55000', "a worker, with another role's table of the state table's name");
+like($err, qr/is not the state table of counter/, '... saying it is not the state table');
+$coord->safe_psql('postgres', qq{DROP TABLE $fake; DROP ROLE mallory});
 
 # ---- creation: the coordinator, then the workers
 my $create = q{SELECT snowid_counter_create('public.inv_no', colocate_with => 'public.inv')};
