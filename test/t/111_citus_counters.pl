@@ -27,6 +27,7 @@
 # - a worker added later creates its handle and takes numbers;
 # - DROP SEQUENCE of a counter on the coordinator drops its state table;
 # - pg_dump of the coordinator carries the state table and its link;
+# - DROP EXTENSION refuses while a state table exists;
 # - snowid_counter_drop on every node removes the handles and the state
 #   table.
 
@@ -344,6 +345,11 @@ is($?, 0, 'pg_dump of the coordinator works');
 like($dump, qr/CREATE TABLE public\.$state/, 'the dump creates the state table');
 like($dump, qr/inv_no\t[a-z]+\t[a-z]+\t1\t1\t\d+\tpublic\.$state/,
 	"the dump's snowid_counter row names the state table");
+
+# ---- DROP EXTENSION refuses while a state table exists
+($rc, $out, $err) = $coord->psql('postgres', q{DROP EXTENSION snowid});
+like($err, qr/cannot drop extension snowid because other objects depend on it/,
+	'DROP EXTENSION snowid refuses while a counter has a state table');
 
 # ---- drop on every node
 is( $coord->safe_psql(
