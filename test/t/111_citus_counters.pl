@@ -345,6 +345,10 @@ is($?, 0, 'pg_dump of the coordinator works');
 like($dump, qr/CREATE TABLE public\.$state/, 'the dump creates the state table');
 like($dump, qr/inv_no\t[a-z]+\t[a-z]+\t1\t1\t\d+\tpublic\.$state/,
 	"the dump's snowid_counter row names the state table");
+my ($state_rows) = $dump =~ /^COPY public\.$state \(key, last\) FROM stdin;\n(.*?)^\\\.$/ms;
+is( join(",", sort { (split /:/, $a)[0] <=> (split /:/, $b)[0] } map { (split /\t/)[0] . ':' . (split /\t/)[1] } split /\n/, $state_rows // ''),
+	$coord->safe_psql('postgres', qq{SELECT string_agg(key || ':' || last, ',' ORDER BY key) FROM $state}),
+	"the dump carries every key's row (Citus copies them from the shards)");
 
 # ---- DROP EXTENSION refuses while a state table exists
 ($rc, $out, $err) = $coord->psql('postgres', q{DROP EXTENSION snowid});
