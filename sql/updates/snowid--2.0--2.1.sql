@@ -62,6 +62,8 @@ DROP FUNCTION snowid_registry_no_prepare();
 -- @function snowid_counter_reserve_serve
 -- @function snowid_counter_dropped
 -- @event_trigger snowid_counter_dropped
+-- @function snowid_counter_subscription_check
+-- @event_trigger snowid_counter_subscription_check
 
 -- What 80_replication.sql's DO block does for every table of the extension.
 CREATE TRIGGER snowid_local_only_truncate BEFORE TRUNCATE ON snowid_counter
