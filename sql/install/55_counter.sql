@@ -181,36 +181,43 @@ REVOKE ALL ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) F
 COMMENT ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) IS
 'counter, internal: what snowid_counter_reserve does (the key''s row: last += step, or first at its first use), applied by the database''s server process in a transaction of its own; no user may call it';
 
--- DROP of a counter's sequence (directly, by DROP SCHEMA, DROP OWNED, ...)
--- removes its rows.  SECURITY DEFINER: the dropping user need not be
--- allowed to write the tables; the search_path is fixed.
-CREATE FUNCTION snowid_counter_dropped()
+-- DROP of a ticket sequence or of a counter's sequence (directly, by
+-- DROP SCHEMA, DROP OWNED, ...) removes its rows: the ticket's in
+-- snowid_ticket (with snowid preloaded, its object-access hook has done
+-- that already, in every mode; this covers servers that load snowid only
+-- on demand), the counter's in snowid_counter and snowid_counter_key.  One
+-- trigger for both (until 2.1 tickets had snowid_ticket_dropped).
+-- SECURITY DEFINER: the dropping user need not be allowed to write the
+-- tables; the search_path is fixed.
+CREATE FUNCTION snowid_dropped()
 RETURNS event_trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	DELETE FROM @extschema@.snowid_counter_key k
-	USING pg_catalog.pg_event_trigger_dropped_objects() d
-	WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-	  AND d.objsubid = 0
-	  AND k.counter::pg_catalog.oid = d.objid;
-	DELETE FROM @extschema@.snowid_counter c
-	USING pg_catalog.pg_event_trigger_dropped_objects() d
-	WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-	  AND d.objsubid = 0
-	  AND c.counter::pg_catalog.oid = d.objid;
+	WITH d AS (
+		SELECT objid FROM pg_catalog.pg_event_trigger_dropped_objects()
+		WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+		  AND objsubid = 0),
+	t AS (
+		DELETE FROM @extschema@.snowid_ticket t USING d
+		WHERE t.seqrelid::pg_catalog.oid = d.objid),
+	k AS (
+		DELETE FROM @extschema@.snowid_counter_key k USING d
+		WHERE k.counter::pg_catalog.oid = d.objid)
+	DELETE FROM @extschema@.snowid_counter c USING d
+	WHERE c.counter::pg_catalog.oid = d.objid;
 END
 $$;
 
-REVOKE ALL ON FUNCTION snowid_counter_dropped() FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowid_dropped() FROM PUBLIC;
 
-COMMENT ON FUNCTION snowid_counter_dropped() IS
-'counter, internal: event trigger on sql_drop: removes the rows of a dropped counter from snowid_counter and snowid_counter_key';
+COMMENT ON FUNCTION snowid_dropped() IS
+'event trigger on sql_drop: removes the rows of a dropped ticket sequence from snowid_ticket (where snowid is not preloaded; with it, its object-access hook does it in every mode) and of a dropped counter from snowid_counter and snowid_counter_key';
 
-CREATE EVENT TRIGGER snowid_counter_dropped ON sql_drop
-EXECUTE FUNCTION snowid_counter_dropped();
+CREATE EVENT TRIGGER snowid_dropped ON sql_drop
+EXECUTE FUNCTION snowid_dropped();
 
 -- Several primaries (logical replication with origin = none, PostgreSQL
 -- 16+): a counter that is neither striped nor declared the only one
