@@ -79,7 +79,9 @@ snowid_counter_entry(Oid relid)
 
 static const SnowidCounterStmt counter_settings = {
 	"SELECT type::pg_catalog.oid::pg_catalog.int8, start, block::pg_catalog.int8, "
-	"(mode OPERATOR(pg_catalog.=) 'fast')::pg_catalog.int4::pg_catalog.int8, stamp "
+	"(mode OPERATOR(pg_catalog.=) 'fast')::pg_catalog.int4::pg_catalog.int8, stamp, "
+	"COALESCE(stripe, 0)::pg_catalog.int8, "
+	"COALESCE(stripes, 1)::pg_catalog.int8 "
 	"FROM %s.snowid_counter "
 	"WHERE counter OPERATOR(pg_catalog.=) $1", 1, {REGCLASSOID}
 };
@@ -103,6 +105,8 @@ snowid_counter_read(SnowidCounterEntry *entry, Oid relid, Oid extnsp,
 	entry->counter.block = out[2];
 	entry->counter.fast = out[3] != 0;
 	entry->counter.stamp = out[4];
+	entry->counter.stripe = out[5];
+	entry->counter.stripes = out[6];
 	entry->counter.maxvalue = snowid_ticket_type_max(type);
 	entry->counter.name = MemoryContextStrdup(TopMemoryContext, name);
 	entry->valid = true;

@@ -13,8 +13,8 @@
 
 #include "postgres.h"
 
-#define COUNTER_STMT_ARGS 6
-#define COUNTER_STMT_OUTS 5
+#define COUNTER_STMT_ARGS 8
+#define COUNTER_STMT_OUTS 7
 
 /*
  * A statement: sql has one %s, the schema of snowid's tables; it returns

@@ -4,12 +4,14 @@
  *	  Counters per key: the row per key of snowid_counter_key, written in
  *	  the caller's transaction, and the settings row of snowid_counter,
  *	  written once at creation.  Taking n values is the row's update (or
- *	  its insertion at the key's first use), last += n: in gapless mode n
- *	  is 1, so a rollback gives the value back and the committed values of
- *	  a key run start, start + 1, ... with no hole, a second taker of the
- *	  key waiting for the first to end, as with a hand-written counter
- *	  row; in fast mode n is a block, taken by a server process in a
- *	  transaction of its own (counter_fast.c).
+ *	  its insertion at the key's first use), last += step: in gapless mode
+ *	  step is 1, so a rollback gives the value back and the committed
+ *	  values of a key run start, start + 1, ... with no hole, a second
+ *	  taker of the key waiting for the first to end, as with a
+ *	  hand-written counter row; in fast mode the step is a block (times
+ *	  the stripes of a striped counter: the row holds a value of this
+ *	  server's stripe), taken by a server process in a transaction of its
+ *	  own (counter_fast.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -67,28 +69,32 @@ static const SnowidCounterStmt rows_forget = {
 };
 
 static const SnowidCounterStmt row_create = {
-	"INSERT INTO %s.snowid_counter (counter, type, mode, start, block, stamp) "
-	"VALUES ($1, $2, $5, $3, $6, $4) RETURNING 1::pg_catalog.int8",
-	6, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID, TEXTOID, INT4OID}
+	"INSERT INTO %s.snowid_counter "
+	"(counter, type, mode, start, block, stamp, stripe, stripes) "
+	"VALUES ($1, $2, $5, $3, $6, $4, "
+	"CASE WHEN $8 OPERATOR(pg_catalog.>) 0 THEN $7 END, "
+	"CASE WHEN $8 OPERATOR(pg_catalog.>) 0 THEN $8 END) "
+	"RETURNING 1::pg_catalog.int8",
+	8, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID, TEXTOID, INT4OID, INT4OID, INT4OID}
 };
 
 /*
- * Take the next n values of key of counter relid (starting at start) in
- * the current transaction, the row locked until it ends: returns the last
- * of them.  Gapless: the caller's transaction; fast: the server process's
- * (snowid_counter_reserve_serve).
+ * Move the row of key of counter relid by step (to first at the key's
+ * first use) in the current transaction, the row locked until it ends:
+ * returns its new last.  Gapless: the caller's transaction; fast: the
+ * server process's (snowid_counter_reserve_serve).
  */
 int64
-snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 n,
-						int64 start)
+snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 step,
+						int64 first)
 {
 	Datum		args[4];
 	int64		out[COUNTER_STMT_OUTS];
 
 	args[0] = ObjectIdGetDatum(relid);
 	args[1] = PointerGetDatum(key);
-	args[2] = Int64GetDatum(n);
-	args[3] = Int64GetDatum(start + n - 1);
+	args[2] = Int64GetDatum(step);
+	args[3] = Int64GetDatum(first);
 	if (!snowid_counter_exec(extnsp, &row_update, args, out) &&
 		!snowid_counter_exec(extnsp, &row_insert, args, out))
 		elog(ERROR, "counter %u: key row neither updated nor inserted", relid);
@@ -96,14 +102,14 @@ snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 n,
 }
 
 /*
- * The last of the next n values of key (first - 1 + n), refused past the
- * counter's type.
+ * last, the last of the values first .. last just taken for key, refused
+ * when none of them lies within the counter's type.
  */
 int64
-snowid_counter_row_check(const SnowidCounter *c, text *key, int64 last,
-						 int64 n)
+snowid_counter_row_check(const SnowidCounter *c, text *key, int64 first,
+						 int64 last)
 {
-	if (last - n + 1 > c->maxvalue || last < c->start)
+	if (first > c->maxvalue || last < c->start)
 		ereport(ERROR,
 				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
 				 errmsg("counter %s has no value left for key \"%s\"",
@@ -116,10 +122,10 @@ snowid_counter_row_check(const SnowidCounter *c, text *key, int64 last,
 int64
 snowid_counter_row_next(const SnowidCounter *c, text *key)
 {
-	return snowid_counter_row_check(c, key,
-									snowid_counter_row_take(c->extnsp, c->relid,
-															key, 1, c->start),
-									1);
+	int64		last = snowid_counter_row_take(c->extnsp, c->relid, key, 1,
+												   c->start);
+
+	return snowid_counter_row_check(c, key, last, last);
 }
 
 /* The last value given to key, as this transaction sees it: false if none. */
@@ -137,7 +143,10 @@ snowid_counter_row_last(const SnowidCounter *c, text *key, int64 *last)
 	return true;
 }
 
-/* Make next the next value of key; refused at or below a value given. */
+/*
+ * Make next (a value of this server's stripe) the next value of key;
+ * refused at or below a value given.
+ */
 void
 snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
 {
@@ -147,7 +156,7 @@ snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
 
 	args[0] = ObjectIdGetDatum(c->relid);
 	args[1] = PointerGetDatum(key);
-	args[2] = Int64GetDatum(next - 1);
+	args[2] = Int64GetDatum(next - c->stripes);
 	if (snowid_counter_exec(c->extnsp, &row_move, args, out))
 		return;
 	/* the row is locked now (ON CONFLICT ... WHERE locks it): read it */
@@ -185,12 +194,13 @@ snowid_counter_rows_forget(Oid extnsp, Oid relid)
 	(void) snowid_counter_exec(extnsp, &rows_forget, &arg, out);
 }
 
-/* Register counter relid. */
+/* Register counter relid (stripes 0: not striped). */
 void
 snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
-						  int64 stamp, const char *mode, int32 block)
+						  int64 stamp, const char *mode, int32 block,
+						  int32 stripe, int32 stripes)
 {
-	Datum		args[6];
+	Datum		args[8];
 	int64		out[COUNTER_STMT_OUTS];
 
 	args[0] = ObjectIdGetDatum(relid);
@@ -199,5 +209,7 @@ snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
 	args[3] = Int64GetDatum(stamp);
 	args[4] = CStringGetTextDatum(mode);
 	args[5] = Int32GetDatum(block);
+	args[6] = Int32GetDatum(stripe);
+	args[7] = Int32GetDatum(stripes);
 	(void) snowid_counter_exec(extnsp, &row_create, args, out);
 }
