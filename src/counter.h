@@ -38,6 +38,8 @@ typedef struct SnowidCounter
 	int64		stamp;			/* its creation: tells a reused OID apart */
 	int64		start;
 	int64		block;			/* values reserved at a time (fast) */
+	int64		stripe;			/* this server's values: start + stripe + */
+	int64		stripes;		/* i * stripes (unstriped: 0 of 1) */
 	bool		fast;			/* mode fast, else gapless */
 	int64		maxvalue;		/* of its type */
 	Oid			type;

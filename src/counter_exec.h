@@ -13,8 +13,8 @@
 
 #include "postgres.h"
 
-#define COUNTER_STMT_ARGS 7
-#define COUNTER_STMT_OUTS 6
+#define COUNTER_STMT_ARGS 9
+#define COUNTER_STMT_OUTS 8
 
 /*
  * A statement: sql has one %s, the schema of snowid's tables (or, run by
