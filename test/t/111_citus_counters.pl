@@ -5,7 +5,7 @@
 # co-located with it (its keys' rows in a state table distributed like
 # inv: each tenant's row in the shard of that tenant's invoices).
 # - refused: a counter without colocate_with, co-located with a reference
-#   or a local table, a fast counter, on a worker before the coordinator,
+#   or a local table, a fast or striped counter, on a worker before the coordinator,
 #   over a table of the state table's name that another role owns;
 # - created on the coordinator, then on the workers (run_command_on_workers);
 # - clients on the coordinator and on each worker at once insert invoices
@@ -82,6 +82,9 @@ refused($coord,
 refused($coord,
 	q{SELECT snowid_counter_create('public.bad_no', mode => 'fast', colocate_with => 'public.inv')},
 	'0A000', 'a fast counter');
+refused($coord,
+	q{SELECT snowid_counter_create('public.bad_no', stripe => 0, stripes => 1, colocate_with => 'public.inv')},
+	'0A000', 'a striped counter');
 refused($w1,
 	q{SELECT snowid_counter_create('public.bad_no', colocate_with => 'public.inv')},
 	'55000', 'a counter on a worker before the coordinator');
