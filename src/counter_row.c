@@ -12,12 +12,16 @@
  *	  the stripes of a striped counter: the row holds a value of this
  *	  server's stripe), taken by a server process in a transaction of its
  *	  own (counter_fast.c).
+ *	  On Citus, the key's row is in the counter's state table
+ *	  (counter_citus.c), in the key's shard: the same statements, argument
+ *	  1 the key in its column's type.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "counter_citus.h"
 #include "counter_exec.h"
 #include "counter_row.h"
 #include "utils/builtins.h"
@@ -70,13 +74,79 @@ static const SnowidCounterStmt rows_forget = {
 
 static const SnowidCounterStmt row_create = {
 	"INSERT INTO %s.snowid_counter "
-	"(counter, type, mode, start, block, stamp, stripe, stripes) "
+	"(counter, type, mode, start, block, stamp, stripe, stripes, state) "
 	"VALUES ($1, $2, $5, $3, $6, $4, "
 	"CASE WHEN $8 OPERATOR(pg_catalog.>) 0 THEN $7 END, "
-	"CASE WHEN $8 OPERATOR(pg_catalog.>) 0 THEN $8 END) "
+	"CASE WHEN $8 OPERATOR(pg_catalog.>) 0 THEN $8 END, "
+	"CASE WHEN $9 OPERATOR(pg_catalog.<>) 0 THEN $9::pg_catalog.regclass END) "
 	"RETURNING 1::pg_catalog.int8",
-	8, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID, TEXTOID, INT4OID, INT4OID, INT4OID}
+	9, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID, TEXTOID, INT4OID, INT4OID, INT4OID, OIDOID}
 };
+
+/*
+ * The same on a Citus counter's state table (%s), $1 the key in the type
+ * of its column (argtypes[0], set at each run).
+ */
+static const SnowidCounterStmt state_update = {
+	"UPDATE %s SET last = last OPERATOR(pg_catalog.+) $2 "
+	"WHERE key OPERATOR(pg_catalog.=) $1 RETURNING last",
+	2, {InvalidOid, INT8OID}
+};
+
+static const SnowidCounterStmt state_insert = {
+	"INSERT INTO %s AS k (key, last) VALUES ($1, $3) ON CONFLICT (key) "
+	"DO UPDATE SET last = k.last OPERATOR(pg_catalog.+) $2 RETURNING last",
+	3, {InvalidOid, INT8OID, INT8OID}
+};
+
+static const SnowidCounterStmt state_read = {
+	"SELECT last FROM %s WHERE key OPERATOR(pg_catalog.=) $1",
+	1, {InvalidOid}
+};
+
+static const SnowidCounterStmt state_move = {
+	"INSERT INTO %s AS k (key, last) VALUES ($1, $2) ON CONFLICT (key) "
+	"DO UPDATE SET last = excluded.last "
+	"WHERE k.last OPERATOR(pg_catalog.<=) excluded.last RETURNING last",
+	2, {InvalidOid, INT8OID}
+};
+
+static const SnowidCounterStmt state_forget = {
+	"DELETE FROM %s WHERE key OPERATOR(pg_catalog.=) $1 RETURNING last",
+	1, {InvalidOid}
+};
+
+/*
+ * Run the statement for key of counter c: stmt on snowid_counter_key
+ * (args[0] the counter, args[1] the key, then more), or, on Citus,
+ * state on its state table (args[0] the key, then the same more), as the
+ * caller, who needs the rights the statement does on it.
+ */
+static bool
+snowid_counter_key_exec(const SnowidCounter *c, const SnowidCounterStmt *stmt,
+						const SnowidCounterStmt *state, text *key,
+						Datum *more, int nmore, int64 *out)
+{
+	Datum		args[COUNTER_STMT_ARGS];
+
+	Assert(nmore <= COUNTER_STMT_ARGS - 2);
+	if (OidIsValid(c->state))
+	{
+		AclMode		need = state == &state_read ? ACL_SELECT :
+			state == &state_forget ? ACL_SELECT | ACL_DELETE :
+			ACL_SELECT | ACL_INSERT | ACL_UPDATE;
+		const char *table = snowid_counter_citus_table(c, need);
+
+		args[0] = snowid_counter_citus_key(c, key);
+		memcpy(&args[1], more, nmore * sizeof(Datum));
+		return snowid_counter_exec_on(c->extnsp, state, table, c->keytype,
+									  args, out);
+	}
+	args[0] = ObjectIdGetDatum(c->relid);
+	args[1] = PointerGetDatum(key);
+	memcpy(&args[2], more, nmore * sizeof(Datum));
+	return snowid_counter_exec(c->extnsp, stmt, args, out);
+}
 
 /*
  * Move the row of key of counter relid by step (to first at the key's
@@ -122,9 +192,22 @@ snowid_counter_row_check(const SnowidCounter *c, text *key, int64 first,
 int64
 snowid_counter_row_next(const SnowidCounter *c, text *key)
 {
-	int64		last = snowid_counter_row_take(c->extnsp, c->relid, key, 1,
-												   c->start);
+	Datum		more[2];
+	int64		out[COUNTER_STMT_OUTS];
+	int64		last;
 
+	if (!OidIsValid(c->state))
+		last = snowid_counter_row_take(c->extnsp, c->relid, key, 1, c->start);
+	else
+	{
+		more[0] = Int64GetDatum(1);
+		more[1] = Int64GetDatum(c->start);
+		if (!snowid_counter_key_exec(c, NULL, &state_update, key, more, 1, out) &&
+			!snowid_counter_key_exec(c, NULL, &state_insert, key, more, 2, out))
+			elog(ERROR, "counter %s: key row neither updated nor inserted",
+				 c->name);
+		last = out[0];
+	}
 	return snowid_counter_row_check(c, key, last, last);
 }
 
@@ -132,12 +215,9 @@ snowid_counter_row_next(const SnowidCounter *c, text *key)
 bool
 snowid_counter_row_last(const SnowidCounter *c, text *key, int64 *last)
 {
-	Datum		args[2];
 	int64		out[COUNTER_STMT_OUTS];
 
-	args[0] = ObjectIdGetDatum(c->relid);
-	args[1] = PointerGetDatum(key);
-	if (!snowid_counter_exec(c->extnsp, &row_read, args, out))
+	if (!snowid_counter_key_exec(c, &row_read, &state_read, key, NULL, 0, out))
 		return false;
 	*last = out[0];
 	return true;
@@ -150,14 +230,11 @@ snowid_counter_row_last(const SnowidCounter *c, text *key, int64 *last)
 void
 snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
 {
-	Datum		args[3];
+	Datum		more = Int64GetDatum(next - c->stripes);
 	int64		out[COUNTER_STMT_OUTS];
 	int64		last;
 
-	args[0] = ObjectIdGetDatum(c->relid);
-	args[1] = PointerGetDatum(key);
-	args[2] = Int64GetDatum(next - c->stripes);
-	if (snowid_counter_exec(c->extnsp, &row_move, args, out))
+	if (snowid_counter_key_exec(c, &row_move, &state_move, key, &more, 1, out))
 		return;
 	/* the row is locked now (ON CONFLICT ... WHERE locks it): read it */
 	if (!snowid_counter_row_last(c, key, &last))
@@ -176,12 +253,10 @@ snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
 bool
 snowid_counter_row_forget(const SnowidCounter *c, text *key)
 {
-	Datum		args[2];
 	int64		out[COUNTER_STMT_OUTS];
 
-	args[0] = ObjectIdGetDatum(c->relid);
-	args[1] = PointerGetDatum(key);
-	return snowid_counter_exec(c->extnsp, &row_forget, args, out);
+	return snowid_counter_key_exec(c, &row_forget, &state_forget, key, NULL,
+								   0, out);
 }
 
 /* Remove every row of counter relid (dropped, or a stale OID reused). */
@@ -194,13 +269,16 @@ snowid_counter_rows_forget(Oid extnsp, Oid relid)
 	(void) snowid_counter_exec(extnsp, &rows_forget, &arg, out);
 }
 
-/* Register counter relid (stripes 0: not striped). */
+/*
+ * Register counter relid (stripes 0: not striped; state: its state table
+ * on Citus, else invalid).
+ */
 void
 snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
 						  int64 stamp, const char *mode, int32 block,
-						  int32 stripe, int32 stripes)
+						  int32 stripe, int32 stripes, Oid state)
 {
-	Datum		args[8];
+	Datum		args[9];
 	int64		out[COUNTER_STMT_OUTS];
 
 	args[0] = ObjectIdGetDatum(relid);
@@ -211,5 +289,6 @@ snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
 	args[5] = Int32GetDatum(block);
 	args[6] = Int32GetDatum(stripe);
 	args[7] = Int32GetDatum(stripes);
+	args[8] = ObjectIdGetDatum(state);
 	(void) snowid_counter_exec(extnsp, &row_create, args, out);
 }

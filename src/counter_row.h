@@ -26,6 +26,7 @@ extern void snowid_counter_rows_forget(Oid extnsp, Oid relid);
 extern void snowid_counter_row_create(Oid extnsp, Oid relid, Oid type,
 									  int64 start, int64 stamp,
 									  const char *mode, int32 block,
-									  int32 stripe, int32 stripes);
+									  int32 stripe, int32 stripes,
+									  Oid state);
 
 #endif							/* SNOWID_COUNTER_ROW_H */

@@ -15,6 +15,7 @@
 #include "commands/extension.h"
 #include "counter_catalog.h"
 #include "counter_cache.h"
+#include "counter_citus.h"
 #include "counter_fast.h"
 #include "counter_row.h"
 #include "funcapi.h"
@@ -171,6 +172,9 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 	bool		fast;
 	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	int64		maxvalue;
+	Oid			colocate_with;
+	Oid			state = InvalidOid;
+	bool		citus;
 	RangeVar   *rv;
 	Oid			nspid;
 	Oid			relid;
@@ -189,19 +193,34 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 	fast = strcmp(mode, "fast") == 0;
 	maxvalue = snowid_ticket_type_max(type);
 	PreventCommandIfReadOnly("snowid_counter_create()");
-	if (PG_NARGS() > 7 && !PG_ARGISNULL(7))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a counter cannot be colocated with a table yet"),
-				 errdetail("colocate_with is for counters under Citus, which this build does not support."),
-				 errhint("Leave out colocate_with.")));
+	colocate_with = PG_NARGS() > 7 && !PG_ARGISNULL(7) ?
+		PG_GETARG_OID(7) : InvalidOid;
+	citus = snowid_counter_citus();
 	/* each node would count on its own: refuse rather than repeat values */
-	if (OidIsValid(get_extension_oid("citus", true)))
+	if (citus && !OidIsValid(colocate_with))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("counters per key do not work with Citus yet"),
-				 errdetail("Each node would count on its own, so two nodes could give one key the same value."),
-				 errhint("Take such numbers on one server, outside the Citus cluster, or use a ticket sequence.")));
+				 errmsg("a counter on Citus needs colocate_with"),
+				 errdetail("Its keys are kept with the rows they number, in the shards of a distributed table, so that every node takes a key's values from the same row."),
+				 errhint("Name the table distributed by the key: snowid_counter_create('public.inv_no', colocate_with => 'public.inv'), on the coordinator, then on the workers.")));
+	if (!citus && OidIsValid(colocate_with))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("colocate_with is for counters on Citus"),
+				 errdetail("Citus is not installed in this database."),
+				 errhint("Leave out colocate_with.")));
+	if (citus && fast)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("fast counters do not work with Citus"),
+				 errdetail("A fast counter's blocks are reserved by a server process of one node, outside the distributed transaction."),
+				 errhint("Use a gapless counter (the default mode): its values are taken in the key's shard, in the caller's transaction.")));
+	if (citus && PG_NARGS() > 6 && (!PG_ARGISNULL(5) || !PG_ARGISNULL(6)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a counter on Citus is not striped"),
+				 errdetail("Every node of the cluster takes a key's values from the key's one row, in its shard."),
+				 errhint("Leave out stripe and stripes.")));
 	if (maxvalue == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -296,9 +315,11 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 									quote_literal_cstr("counter per key (its privileges are the counter's): take values with snowid_counter_next()")));
 	/* rows with this OID are stale: their sequence was dropped unnoticed */
 	snowid_counter_rows_forget(extnsp, relid);
+	if (citus)
+		state = snowid_counter_citus_create(extnsp, qualified, colocate_with);
 	snowid_counter_row_create(extnsp, relid, type, start,
 							  GetCurrentTimestamp(), mode, fast ? block : 1,
-							  stripe, stripes);
+							  stripe, stripes, state);
 	PG_RETURN_OID(relid);
 }
 
@@ -391,6 +412,7 @@ snowid_counter_drop(PG_FUNCTION_ARGS)
 	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_OWN);
 	Oid			relid = c->relid;
 	Oid			extnsp = c->extnsp;
+	Oid			state = c->state;
 	char	   *qualified;
 
 	PreventCommandIfReadOnly("snowid_counter_drop()");
@@ -399,6 +421,8 @@ snowid_counter_drop(PG_FUNCTION_ARGS)
 	snowid_counter_utility(psprintf("DROP SEQUENCE %s", qualified));
 	/* the event trigger did it already where event triggers fire */
 	snowid_counter_rows_forget(extnsp, relid);
+	if (OidIsValid(state))
+		snowid_counter_citus_drop(extnsp, state);
 	PG_RETURN_VOID();
 }
 

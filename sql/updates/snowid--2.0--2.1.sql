@@ -58,6 +58,7 @@ DROP FUNCTION snowid_registry_no_prepare();
 -- @function snowid_counter_drop_key
 -- @function snowid_counter_cache
 -- @function snowid_counter_drop
+-- @function snowid_counter_forward
 -- @function snowid_counter_reserve
 -- @function snowid_counter_reserve_serve
 -- @function snowid_counter_subscription_check
