@@ -31,6 +31,7 @@ OBJS = \
 	src/ticket_lookup.o \
 	src/counter_exec.o \
 	src/counter_catalog.o \
+	src/counter_citus.o \
 	src/counter_row.o \
 	src/counter_cache.o \
 	src/counter_fast.o \

@@ -129,6 +129,35 @@ SET ROLE counter_user;
 SELECT snowid_counter_reserve(0, 'k', 1, 1);
 SELECT snowid_counter_reserve_serve(0, 'k', 1, 1);
 RESET ROLE;
+-- striped (fast only): this server gives stripe k of n, start + k + i * n
+SELECT snowid_counter_create('bad_no', stripe => 1);
+SELECT snowid_counter_create('bad_no', mode => 'fast', stripe => 0, stripes => 0);
+SELECT snowid_counter_create('bad_no', mode => 'fast', stripe => 3, stripes => 3);
+SELECT snowid_counter_create('bad_no', mode => 'fast', stripe => -1, stripes => 3);
+SELECT snowid_counter_create('bad_no', stripe => 1, stripes => 3);
+SELECT snowid_counter_create('bad_no', 'integer', 'fast', 2147483646, NULL, 2, 3);
+SELECT snowid_counter_create('bad_no', colocate_with => 'issue');
+SELECT snowid_counter_create('home_no', stripe => 0, stripes => 1) IS NOT NULL AS created;
+SELECT snowid_counter_next('home_no', 'k'), snowid_counter_next('home_no', 'k');
+SELECT snowid_counter_create('stripe_no', mode => 'fast', start => 10, block => 2,
+                             stripe => 1, stripes => 3) IS NOT NULL AS created;
+SELECT stripe, stripes FROM snowid_counter
+ WHERE counter IN ('stripe_no'::regclass, 'home_no'::regclass) ORDER BY stripes;
+SELECT array_agg(snowid_counter_next('stripe_no', 'k')) FROM generate_series(1, 5);
+SELECT last FROM snowid_counter_key WHERE counter = 'stripe_no'::regclass;
+SELECT snowid_counter_current('stripe_no', 'k');
+SELECT snowid_counter_restart('stripe_no', 'k', 30);
+SELECT snowid_counter_next('stripe_no', 'k'), snowid_counter_next('stripe_no', 'k');
+SELECT snowid_counter_restart('stripe_no', 'k', 20);
+SELECT snowid_counter_drop_key('stripe_no', 'k');
+SELECT snowid_counter_next('stripe_no', 'k');
+SELECT snowid_counter_create('stripe_int', 'integer', 'fast', 2147483640, 5, 2, 4) IS NOT NULL AS created;
+SELECT snowid_counter_next('stripe_int', 1), snowid_counter_next('stripe_int', 1);
+SELECT snowid_counter_next('stripe_int', 1);
+SELECT snowid_counter_restart('stripe_int', 2, 2147483647);
+SELECT snowid_counter_drop('stripe_int');
+SELECT snowid_counter_drop('stripe_no');
+SELECT snowid_counter_drop('home_no');
 -- a database that subscribes to another may be one of several primaries
 -- (its own warning differs between majors)
 SET client_min_messages = error;

@@ -70,6 +70,12 @@ SELECT r -> 'version' AS version, r #>> '{rows,0,result}' AS result,
 			'c9901', 'host9901', 5432, 9901, 'q1', rpad('q1', 32, '#'), NULL,
 			false, 600000, 5000, 1000, NULL) c;
 SELECT pg_temp.req('{"version": 1, "op": "release", "node_id": 3, "start_id": "nobody", "secret": "nobody##########################", "last_id": null}');
+-- A whole number written with a fraction of zeros (or an exponent) is the
+-- same JSON number: taken as the integer (2.1 refused 1.0 and 3.0 as "not
+-- whole", found by the registry fuzzer); a fraction that is not all zeros
+-- is still refused.
+SELECT pg_temp.req('{"version": 1.0, "op": "release", "node_id": 3.00, "start_id": "nobody", "secret": "nobody##########################", "last_id": 20e-1}');
+SELECT pg_temp.req('{"version": 1, "op": "release", "node_id": 3.000000000000000000001, "start_id": "nobody", "secret": "nobody##########################", "last_id": null}');
 SELECT pg_temp.req('{"version": 1, "op": "pool_grant", "pool": "no such pool", "node_id": 1, "system_identifier": 9901, "start_id": "q1", "secret": "q1##############################", "request": "r1", "want": 10, "held_first": [], "held_last": []}') #> '{rows,0}' ->> 'result';
 SELECT pg_temp.req('{"version": 1, "op": "pool_return", "pool": "no such pool", "node_id": 1, "system_identifier": 9901, "start_id": "q1", "secret": "q1##############################", "first_value": 1, "unused_from": 5}');
 -- An operation whose function is not snowid's own (here: taken out of the

@@ -82,7 +82,10 @@ snowid_counter_entry(Oid relid)
 
 static const SnowidCounterStmt counter_settings = {
 	"SELECT type::pg_catalog.oid::pg_catalog.int8, start, block::pg_catalog.int8, "
-	"(mode OPERATOR(pg_catalog.=) 'fast')::pg_catalog.int4::pg_catalog.int8, stamp "
+	"(mode OPERATOR(pg_catalog.=) 'fast')::pg_catalog.int4::pg_catalog.int8, stamp, "
+	"COALESCE(stripe, 0)::pg_catalog.int8, "
+	"COALESCE(stripes, 1)::pg_catalog.int8, "
+	"state::pg_catalog.oid::pg_catalog.int8 "
 	"FROM %s.snowid_counter "
 	"WHERE counter OPERATOR(pg_catalog.=) $1", 1, {REGCLASSOID}
 };
@@ -106,7 +109,14 @@ snowid_counter_read(SnowidCounterEntry *entry, Oid relid, Oid extnsp,
 	entry->counter.block = out[2];
 	entry->counter.fast = out[3] != 0;
 	entry->counter.stamp = out[4];
+	entry->counter.stripe = out[5];
+	entry->counter.stripes = out[6];
 	entry->counter.maxvalue = snowid_ticket_type_max(type);
+	entry->counter.state = (Oid) out[7];
+	/* invalid if the state table is gone: refused at its use */
+	entry->counter.keytype = OidIsValid(entry->counter.state) ?
+		get_atttype(entry->counter.state,
+					get_attnum(entry->counter.state, "key")) : InvalidOid;
 	entry->counter.name = MemoryContextStrdup(TopMemoryContext, name);
 	entry->valid = true;
 	return true;

@@ -4,7 +4,8 @@
  *	  Counters per key: the statements on snowid_counter and
  *	  snowid_counter_key.  Users may not write those tables (no row may
  *	  go back), so each statement runs as the tables' owner, in a
- *	  restricted security context, in the caller's transaction.  The plan
+ *	  restricted security context, in the caller's transaction.  On
+ *	  Citus, the statements on a counter's state table run as the caller.  The plan
  *	  of each statement is prepared once per backend and schema.
  *
  *-------------------------------------------------------------------------
@@ -66,29 +67,31 @@ snowid_counter_plan(Oid extnsp, const SnowidCounterStmt *stmt)
 }
 
 /*
- * Run stmt with args as the owner of snowid's tables (schema extnsp).
- * Returns whether it gave a row; out gets that row's columns.
+ * Run plan (or, if it is NULL, sql with argtypes, as the current user)
+ * with args as the owner of snowid's tables (schema extnsp).  Returns
+ * whether it gave a row; out gets that row's columns.  SPI is connected.
  */
-bool
-snowid_counter_exec(Oid extnsp, const SnowidCounterStmt *stmt, Datum *args,
-					int64 *out)
+static bool
+snowid_counter_run(Oid extnsp, SPIPlanPtr plan, const char *sql, int nargs,
+				   Oid *argtypes, Datum *args, int64 *out)
 {
 	Oid			save_userid;
 	int			save_sec_context;
-	Oid			owner = snowid_ticket_catalog_owner(extnsp);
-	SPIPlanPtr	plan;
 	int			rc;
 	bool		found = false;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	plan = snowid_counter_plan(extnsp, stmt);
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(owner, save_sec_context |
-						   SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	rc = SPI_execute_plan(plan, args, NULL, false, 1);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	if (plan != NULL)
+	{
+		GetUserIdAndSecContext(&save_userid, &save_sec_context);
+		SetUserIdAndSecContext(snowid_ticket_catalog_owner(extnsp),
+							   save_sec_context |
+							   SECURITY_LOCAL_USERID_CHANGE |
+							   SECURITY_RESTRICTED_OPERATION);
+		rc = SPI_execute_plan(plan, args, NULL, false, 1);
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	else
+		rc = SPI_execute_with_args(sql, nargs, argtypes, args, NULL, false, 1);
 	if (rc < 0)
 		elog(ERROR, "counter statement failed: %s", SPI_result_code_string(rc));
 	if (SPI_processed > 0 && SPI_tuptable != NULL)
@@ -107,4 +110,41 @@ snowid_counter_exec(Oid extnsp, const SnowidCounterStmt *stmt, Datum *args,
 	}
 	SPI_finish();
 	return found;
+}
+
+/*
+ * Run stmt with args as the owner of snowid's tables (schema extnsp).
+ * Returns whether it gave a row; out gets that row's columns.
+ */
+bool
+snowid_counter_exec(Oid extnsp, const SnowidCounterStmt *stmt, Datum *args,
+					int64 *out)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	return snowid_counter_run(extnsp, snowid_counter_plan(extnsp, stmt), NULL,
+							  0, NULL, args, out);
+}
+
+/*
+ * Run stmt on table (a Citus counter's state table, qualified), its
+ * argument 1 of type keytype, as the current user: Citus gives a
+ * transaction one connection per user to a shard group, and refuses a
+ * write of another user to the shards of the caller's rows (the key's
+ * shard and theirs are co-located).  Not prepared: Citus plans each
+ * statement for the key's shard.
+ */
+bool
+snowid_counter_exec_on(Oid extnsp, const SnowidCounterStmt *stmt,
+					   const char *table, Oid keytype, Datum *args,
+					   int64 *out)
+{
+	Oid			argtypes[COUNTER_STMT_ARGS];
+
+	memcpy(argtypes, stmt->argtypes, sizeof(argtypes));
+	argtypes[0] = keytype;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	return snowid_counter_run(extnsp, NULL, psprintf(stmt->sql, table),
+							  stmt->nargs, argtypes, args, out);
 }

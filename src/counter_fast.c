@@ -10,6 +10,12 @@
  *	  transaction holds nothing of the reservation: its rollback, or a
  *	  crash, gives no value twice.
  *
+ * A striped counter (stripe k of n) gives on this server the values
+ * start + k + i * n only.  The cache knows positions, consecutive as
+ * before (position start + i stands for that value); the key's row holds
+ * a value, moved by a block times n.  Unstriped, 0 of 1: a position is
+ * its value.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -17,6 +23,7 @@
 #include "access/transam.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "compat.h"
 #include "counter_cache.h"
 #include "counter_fast.h"
@@ -40,17 +47,63 @@ snowid_counter_tag(SnowidCounterTag *tag, const SnowidCounter *c, text *key)
 	memcpy(tag->key, VARDATA_ANY(key), len);
 }
 
+/* The value at position pos of this server's stripe. */
+static int64
+snowid_counter_value(const SnowidCounter *c, int64 pos)
+{
+	return c->start + c->stripe + (pos - c->start) * c->stripes;
+}
+
+/* The last position whose value lies at or below value. */
+static int64
+snowid_counter_position(const SnowidCounter *c, int64 value)
+{
+	int64		d = value - c->start - c->stripe;
+	int64		q = d / c->stripes;
+
+	if (d % c->stripes != 0 && d < 0)
+		q--;
+	return c->start + q;
+}
+
+/*
+ * The first value of this server's stripe at or above next (PG_INT64_MAX
+ * if none is a bigint).
+ */
+int64
+snowid_counter_fast_align(const SnowidCounter *c, int64 next)
+{
+	int64		d = next - c->start - c->stripe;
+	int64		value;
+
+	if (d <= 0)
+		return c->start + c->stripe;
+	if (pg_add_s64_overflow(d, c->stripes - 1, &d) ||
+		pg_mul_s64_overflow(d / c->stripes, c->stripes, &d) ||
+		pg_add_s64_overflow(c->start + c->stripe, d, &value))
+		return PG_INT64_MAX;
+	return value;
+}
+
 /*
  * Reserve the next n values of key in a committed transaction of a server
  * process: the last of them.  snowid_counter_reserve(oid, text, bigint,
  * bigint) of snowid's schema is called directly (no user may call it; the
  * caller's right on the counter has been checked).
  */
-static int64
+static pg_noinline int64
 snowid_counter_reserve(const SnowidCounter *c, text *key, int64 n)
 {
 	Oid			argtypes[4] = {OIDOID, TEXTOID, INT8OID, INT8OID};
 	Oid			fn;
+	int64		step = 0;
+	int64		first = 0;
+
+	/* the row moves by n values of the stripe; at first use, to the nth */
+	if (pg_mul_s64_overflow(n, c->stripes, &step) ||
+		pg_add_s64_overflow(snowid_counter_value(c, c->start), step - c->stripes,
+							&first))
+		(void) snowid_counter_row_check(c, key, PG_INT64_MAX, -1);	/* errs */
 
 	fn = GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid,
 						 CStringGetDatum("snowid_counter_reserve"),
@@ -63,8 +116,8 @@ snowid_counter_reserve(const SnowidCounter *c, text *key, int64 n)
 				 errhint("Update the extension: ALTER EXTENSION snowid UPDATE.")));
 	return DatumGetInt64(OidFunctionCall4(fn, ObjectIdGetDatum(c->relid),
 										  PointerGetDatum(key),
-										  Int64GetDatum(n),
-										  Int64GetDatum(c->start)));
+										  Int64GetDatum(step),
+										  Int64GetDatum(first)));
 }
 
 int64
@@ -91,7 +144,7 @@ snowid_counter_fast_next(const SnowidCounter *c, text *key)
 		}
 		snowid_counter_cache_awake();
 		if (take == COUNTER_TAKEN)
-			return value;
+			return snowid_counter_value(c, value);
 		if (take == COUNTER_WAIT)
 		{
 			XactLockTableWait(xid, NULL, NULL, XLTW_None);
@@ -108,7 +161,9 @@ snowid_counter_fast_next(const SnowidCounter *c, text *key)
 	}
 	PG_TRY();
 	{
-		last = snowid_counter_row_check(c, key, snowid_counter_reserve(c, key, n), n);
+		last = snowid_counter_reserve(c, key, n);
+		(void) snowid_counter_row_check(c, key, last - (n - 1) * c->stripes,
+										last);
 	}
 	PG_CATCH();
 	{
@@ -116,8 +171,11 @@ snowid_counter_fast_next(const SnowidCounter *c, text *key)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	return snowid_counter_cache_install(&tag, last - n + 1,
-										Min(last, c->maxvalue), n);
+	last = snowid_counter_position(c, last);
+	return snowid_counter_value(c,
+								snowid_counter_cache_install(&tag, last - n + 1,
+															 Min(last, snowid_counter_position(c, c->maxvalue)),
+															 n));
 }
 
 /* The last value handed out on this server, if the key is cached. */
@@ -128,7 +186,10 @@ snowid_counter_fast_last(const SnowidCounter *c, text *key, int64 *last)
 
 	snowid_counter_require_shared();
 	snowid_counter_tag(&tag, c, key);
-	return snowid_counter_cache_last(&tag, last);
+	if (!snowid_counter_cache_last(&tag, last))
+		return false;
+	*last = snowid_counter_value(c, *last);
+	return true;
 }
 
 /*
@@ -142,5 +203,5 @@ snowid_counter_fast_forget(const SnowidCounter *c, text *key, int64 floor)
 
 	snowid_counter_require_shared();
 	snowid_counter_tag(&tag, c, key);
-	snowid_counter_cache_forget(&tag, floor);
+	snowid_counter_cache_forget(&tag, snowid_counter_position(c, floor));
 }

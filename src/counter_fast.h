@@ -14,6 +14,7 @@
 #include "counter.h"
 
 extern int64 snowid_counter_fast_next(const SnowidCounter *c, text *key);
+extern int64 snowid_counter_fast_align(const SnowidCounter *c, int64 next);
 extern bool snowid_counter_fast_last(const SnowidCounter *c, text *key,
 									 int64 *last);
 extern void snowid_counter_fast_forget(const SnowidCounter *c, text *key,

@@ -4,18 +4,24 @@
  *	  Counters per key: the row per key of snowid_counter_key, written in
  *	  the caller's transaction, and the settings row of snowid_counter,
  *	  written once at creation.  Taking n values is the row's update (or
- *	  its insertion at the key's first use), last += n: in gapless mode n
- *	  is 1, so a rollback gives the value back and the committed values of
- *	  a key run start, start + 1, ... with no hole, a second taker of the
- *	  key waiting for the first to end, as with a hand-written counter
- *	  row; in fast mode n is a block, taken by a server process in a
- *	  transaction of its own (counter_fast.c).
+ *	  its insertion at the key's first use), last += step: in gapless mode
+ *	  step is 1, so a rollback gives the value back and the committed
+ *	  values of a key run start, start + 1, ... with no hole, a second
+ *	  taker of the key waiting for the first to end, as with a
+ *	  hand-written counter row; in fast mode the step is a block (times
+ *	  the stripes of a striped counter: the row holds a value of this
+ *	  server's stripe), taken by a server process in a transaction of its
+ *	  own (counter_fast.c).
+ *	  On Citus, the key's row is in the counter's state table
+ *	  (counter_citus.c), in the key's shard: the same statements, argument
+ *	  1 the key in its column's type.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "counter_citus.h"
 #include "counter_exec.h"
 #include "counter_row.h"
 #include "utils/builtins.h"
@@ -67,28 +73,98 @@ static const SnowidCounterStmt rows_forget = {
 };
 
 static const SnowidCounterStmt row_create = {
-	"INSERT INTO %s.snowid_counter (counter, type, mode, start, block, stamp) "
-	"VALUES ($1, $2, $5, $3, $6, $4) RETURNING 1::pg_catalog.int8",
-	6, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID, TEXTOID, INT4OID}
+	"INSERT INTO %s.snowid_counter "
+	"(counter, type, mode, start, block, stamp, stripe, stripes, state) "
+	"VALUES ($1, $2, $5, $3, $6, $4, "
+	"CASE WHEN $8 OPERATOR(pg_catalog.>) 0 THEN $7 END, "
+	"CASE WHEN $8 OPERATOR(pg_catalog.>) 0 THEN $8 END, "
+	"CASE WHEN $9 OPERATOR(pg_catalog.<>) 0 THEN $9::pg_catalog.regclass END) "
+	"RETURNING 1::pg_catalog.int8",
+	9, {REGCLASSOID, REGTYPEOID, INT8OID, INT8OID, TEXTOID, INT4OID, INT4OID, INT4OID, OIDOID}
 };
 
 /*
- * Take the next n values of key of counter relid (starting at start) in
- * the current transaction, the row locked until it ends: returns the last
- * of them.  Gapless: the caller's transaction; fast: the server process's
- * (snowid_counter_reserve_serve).
+ * The same on a Citus counter's state table (%s), $1 the key in the type
+ * of its column (argtypes[0], set at each run).
+ */
+static const SnowidCounterStmt state_update = {
+	"UPDATE %s SET last = last OPERATOR(pg_catalog.+) $2 "
+	"WHERE key OPERATOR(pg_catalog.=) $1 RETURNING last",
+	2, {InvalidOid, INT8OID}
+};
+
+static const SnowidCounterStmt state_insert = {
+	"INSERT INTO %s AS k (key, last) VALUES ($1, $3) ON CONFLICT (key) "
+	"DO UPDATE SET last = k.last OPERATOR(pg_catalog.+) $2 RETURNING last",
+	3, {InvalidOid, INT8OID, INT8OID}
+};
+
+static const SnowidCounterStmt state_read = {
+	"SELECT last FROM %s WHERE key OPERATOR(pg_catalog.=) $1",
+	1, {InvalidOid}
+};
+
+static const SnowidCounterStmt state_move = {
+	"INSERT INTO %s AS k (key, last) VALUES ($1, $2) ON CONFLICT (key) "
+	"DO UPDATE SET last = excluded.last "
+	"WHERE k.last OPERATOR(pg_catalog.<=) excluded.last RETURNING last",
+	2, {InvalidOid, INT8OID}
+};
+
+static const SnowidCounterStmt state_forget = {
+	"DELETE FROM %s WHERE key OPERATOR(pg_catalog.=) $1 RETURNING last",
+	1, {InvalidOid}
+};
+
+/*
+ * Run the statement for key of counter c: stmt on snowid_counter_key
+ * (args[0] the counter, args[1] the key, then more), or, on Citus,
+ * state on its state table (args[0] the key, then the same more), as the
+ * caller, who needs the rights the statement does on it.
+ */
+static bool
+snowid_counter_key_exec(const SnowidCounter *c, const SnowidCounterStmt *stmt,
+						const SnowidCounterStmt *state, text *key,
+						Datum *more, int nmore, int64 *out)
+{
+	Datum		args[COUNTER_STMT_ARGS];
+
+	Assert(nmore <= COUNTER_STMT_ARGS - 2);
+	if (OidIsValid(c->state))
+	{
+		AclMode		need = state == &state_read ? ACL_SELECT :
+			state == &state_forget ? ACL_SELECT | ACL_DELETE :
+			ACL_SELECT | ACL_INSERT | ACL_UPDATE;
+		const char *table = snowid_counter_citus_table(c, need);
+
+		args[0] = snowid_counter_citus_key(c, key);
+		memcpy(&args[1], more, nmore * sizeof(Datum));
+		return snowid_counter_exec_on(c->extnsp, state, table, c->keytype,
+									  args, out);
+	}
+	args[0] = ObjectIdGetDatum(c->relid);
+	args[1] = PointerGetDatum(key);
+	memcpy(&args[2], more, nmore * sizeof(Datum));
+	return snowid_counter_exec(c->extnsp, stmt, args, out);
+}
+
+/*
+ * Move the row of key of counter relid by step (to first at the key's
+ * first use) in the current transaction, the row locked until it ends:
+ * returns its new last.  Gapless: the caller's transaction; fast: the
+ * server process's (snowid_counter_reserve_serve).
  */
 int64
-snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 n,
-						int64 start)
+snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 step,
+						int64 first)
 {
 	Datum		args[4];
 	int64		out[COUNTER_STMT_OUTS];
 
 	args[0] = ObjectIdGetDatum(relid);
 	args[1] = PointerGetDatum(key);
-	args[2] = Int64GetDatum(n);
-	args[3] = Int64GetDatum(start + n - 1);
+	args[2] = Int64GetDatum(step);
+	args[3] = Int64GetDatum(first);
 	if (!snowid_counter_exec(extnsp, &row_update, args, out) &&
 		!snowid_counter_exec(extnsp, &row_insert, args, out))
 		elog(ERROR, "counter %u: key row neither updated nor inserted", relid);
@@ -96,14 +172,14 @@ snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 n,
 }
 
 /*
- * The last of the next n values of key (first - 1 + n), refused past the
- * counter's type.
+ * last, the last of the values first .. last just taken for key, refused
+ * when none of them lies within the counter's type.
  */
 int64
-snowid_counter_row_check(const SnowidCounter *c, text *key, int64 last,
-						 int64 n)
+snowid_counter_row_check(const SnowidCounter *c, text *key, int64 first,
+						 int64 last)
 {
-	if (last - n + 1 > c->maxvalue || last < c->start)
+	if (first > c->maxvalue || last < c->start)
 		ereport(ERROR,
 				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
 				 errmsg("counter %s has no value left for key \"%s\"",
@@ -116,39 +192,49 @@ snowid_counter_row_check(const SnowidCounter *c, text *key, int64 last,
 int64
 snowid_counter_row_next(const SnowidCounter *c, text *key)
 {
-	return snowid_counter_row_check(c, key,
-									snowid_counter_row_take(c->extnsp, c->relid,
-															key, 1, c->start),
-									1);
+	Datum		more[2];
+	int64		out[COUNTER_STMT_OUTS];
+	int64		last;
+
+	if (!OidIsValid(c->state))
+		last = snowid_counter_row_take(c->extnsp, c->relid, key, 1, c->start);
+	else
+	{
+		more[0] = Int64GetDatum(1);
+		more[1] = Int64GetDatum(c->start);
+		if (!snowid_counter_key_exec(c, NULL, &state_update, key, more, 1, out) &&
+			!snowid_counter_key_exec(c, NULL, &state_insert, key, more, 2, out))
+			elog(ERROR, "counter %s: key row neither updated nor inserted",
+				 c->name);
+		last = out[0];
+	}
+	return snowid_counter_row_check(c, key, last, last);
 }
 
 /* The last value given to key, as this transaction sees it: false if none. */
 bool
 snowid_counter_row_last(const SnowidCounter *c, text *key, int64 *last)
 {
-	Datum		args[2];
 	int64		out[COUNTER_STMT_OUTS];
 
-	args[0] = ObjectIdGetDatum(c->relid);
-	args[1] = PointerGetDatum(key);
-	if (!snowid_counter_exec(c->extnsp, &row_read, args, out))
+	if (!snowid_counter_key_exec(c, &row_read, &state_read, key, NULL, 0, out))
 		return false;
 	*last = out[0];
 	return true;
 }
 
-/* Make next the next value of key; refused at or below a value given. */
+/*
+ * Make next (a value of this server's stripe) the next value of key;
+ * refused at or below a value given.
+ */
 void
 snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
 {
-	Datum		args[3];
+	Datum		more = Int64GetDatum(next - c->stripes);
 	int64		out[COUNTER_STMT_OUTS];
 	int64		last;
 
-	args[0] = ObjectIdGetDatum(c->relid);
-	args[1] = PointerGetDatum(key);
-	args[2] = Int64GetDatum(next - 1);
-	if (snowid_counter_exec(c->extnsp, &row_move, args, out))
+	if (snowid_counter_key_exec(c, &row_move, &state_move, key, &more, 1, out))
 		return;
 	/* the row is locked now (ON CONFLICT ... WHERE locks it): read it */
 	if (!snowid_counter_row_last(c, key, &last))
@@ -167,12 +253,10 @@ snowid_counter_row_move(const SnowidCounter *c, text *key, int64 next)
 bool
 snowid_counter_row_forget(const SnowidCounter *c, text *key)
 {
-	Datum		args[2];
 	int64		out[COUNTER_STMT_OUTS];
 
-	args[0] = ObjectIdGetDatum(c->relid);
-	args[1] = PointerGetDatum(key);
-	return snowid_counter_exec(c->extnsp, &row_forget, args, out);
+	return snowid_counter_key_exec(c, &row_forget, &state_forget, key, NULL,
+								   0, out);
 }
 
 /* Remove every row of counter relid (dropped, or a stale OID reused). */
@@ -185,12 +269,16 @@ snowid_counter_rows_forget(Oid extnsp, Oid relid)
 	(void) snowid_counter_exec(extnsp, &rows_forget, &arg, out);
 }
 
-/* Register counter relid. */
+/*
+ * Register counter relid (stripes 0: not striped; state: its state table
+ * on Citus, else invalid).
+ */
 void
 snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
-						  int64 stamp, const char *mode, int32 block)
+						  int64 stamp, const char *mode, int32 block,
+						  int32 stripe, int32 stripes, Oid state)
 {
-	Datum		args[6];
+	Datum		args[9];
 	int64		out[COUNTER_STMT_OUTS];
 
 	args[0] = ObjectIdGetDatum(relid);
@@ -199,5 +287,8 @@ snowid_counter_row_create(Oid extnsp, Oid relid, Oid type, int64 start,
 	args[3] = Int64GetDatum(stamp);
 	args[4] = CStringGetTextDatum(mode);
 	args[5] = Int32GetDatum(block);
+	args[6] = Int32GetDatum(stripe);
+	args[7] = Int32GetDatum(stripes);
+	args[8] = ObjectIdGetDatum(state);
 	(void) snowid_counter_exec(extnsp, &row_create, args, out);
 }

@@ -13,9 +13,9 @@
 #include "counter.h"
 
 extern int64 snowid_counter_row_take(Oid extnsp, Oid relid, text *key,
-									 int64 n, int64 start);
+									 int64 step, int64 first);
 extern int64 snowid_counter_row_check(const SnowidCounter *c, text *key,
-									  int64 last, int64 n);
+									  int64 first, int64 last);
 extern int64 snowid_counter_row_next(const SnowidCounter *c, text *key);
 extern bool snowid_counter_row_last(const SnowidCounter *c, text *key,
 									int64 *last);
@@ -25,6 +25,8 @@ extern bool snowid_counter_row_forget(const SnowidCounter *c, text *key);
 extern void snowid_counter_rows_forget(Oid extnsp, Oid relid);
 extern void snowid_counter_row_create(Oid extnsp, Oid relid, Oid type,
 									  int64 start, int64 stamp,
-									  const char *mode, int32 block);
+									  const char *mode, int32 block,
+									  int32 stripe, int32 stripes,
+									  Oid state);
 
 #endif							/* SNOWID_COUNTER_ROW_H */

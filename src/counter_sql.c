@@ -11,9 +11,11 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
 #include "commands/extension.h"
 #include "counter_catalog.h"
 #include "counter_cache.h"
+#include "counter_citus.h"
 #include "counter_fast.h"
 #include "counter_row.h"
 #include "funcapi.h"
@@ -25,6 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
@@ -49,29 +52,111 @@ snowid_counter_utility(const char *sql)
 }
 
 /*
- * A database that subscribes to another may be one of several primaries
- * (active-active): each would count on its own, and snowid's tables are
- * kept out of replication.  Say so; one-way subscriptions are fine.
+ * The subscriptions of this database: how many, and how many of them with
+ * origin = none (PostgreSQL 16+), the sign of several primaries that
+ * replicate to each other (active-active).
  */
-static void
-snowid_counter_warn_subscribed(const char *qualified)
+static int64
+snowid_counter_subscriptions(int64 *mesh)
 {
-	bool		subscribed = false;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(MyDatabaseId)};
+	int64		all = 0;
+	bool		isnull;
 
+	*mesh = 0;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT 1 FROM pg_catalog.pg_subscription s, pg_catalog.pg_database d "
-					"WHERE s.subdbid OPERATOR(pg_catalog.=) d.oid "
-					"AND d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()",
-					true, 1) == SPI_OK_SELECT)
-		subscribed = SPI_processed > 0;
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*), "
+#if PG_VERSION_NUM >= 160000
+							  "pg_catalog.count(*) FILTER (WHERE pg_catalog.lower(s.suborigin) "
+							  "OPERATOR(pg_catalog.=) 'none') "
+#else
+							  "0::pg_catalog.int8 "
+#endif
+							  "FROM pg_catalog.pg_subscription s "
+							  "WHERE s.subdbid OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "reading the subscriptions failed");
+	all = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 1, &isnull));
+	*mesh = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 2, &isnull));
 	SPI_finish();
-	if (subscribed)
+	return all;
+}
+
+/*
+ * A counter that is not striped counts on every server that has it, from
+ * rows of its own (snowid's tables are kept out of replication): refused
+ * where the database subscribes with origin = none (several primaries),
+ * a warning under any other subscription (one-way is fine).  A striped
+ * counter, or one declared this server's alone (stripe 0 of 1), passes.
+ */
+static void
+snowid_counter_check_primaries(const char *qualified)
+{
+	int64		mesh;
+
+	if (snowid_counter_subscriptions(&mesh) == 0)
+		return;
+	if (mesh > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("counter %s must be striped or declared this server's alone", qualified),
+				 errdetail("This database subscribes with origin = none, as one of several primaries does; each primary would give a key the same values from rows of its own."),
+				 errhint("Stripe it (mode => 'fast', stripe => k, stripes => n, k different on each server), or create it on one server only, its home, with stripe => 0, stripes => 1, and take its values there.")));
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg("counter %s counts on this server only", qualified),
+			 errdetail("This database has a subscription; if it is one of several primaries, each would give a key the same values."),
+			 errhint("Take a counter's values on one server, or stripe it (stripe => k, stripes => n).")));
+}
+
+PG_FUNCTION_INFO_V1(snowid_counter_subscription_check);
+
+/*
+ * Event trigger at the end of CREATE and ALTER SUBSCRIPTION: once the
+ * database subscribes with origin = none, a WARNING names its counters
+ * that are not striped.  Refusing here would leave behind the slot that
+ * CREATE SUBSCRIPTION has made on the publisher.
+ */
+Datum
+snowid_counter_subscription_check(PG_FUNCTION_ARGS)
+{
+	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	int64		mesh;
+	char	   *counters = NULL;
+	MemoryContext caller = CurrentMemoryContext;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		elog(ERROR, "snowid_counter_subscription_check: not called as an event trigger");
+	(void) snowid_counter_subscriptions(&mesh);
+	if (mesh == 0)
+		PG_RETURN_VOID();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(psprintf("SELECT pg_catalog.string_agg(counter::pg_catalog.text, ', ' "
+							 "ORDER BY counter::pg_catalog.text) "
+							 "FROM %s.snowid_counter WHERE stripes IS NULL",
+							 quote_identifier(get_namespace_name(extnsp))),
+					true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		char	   *found = SPI_getvalue(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 1);
+
+		if (found != NULL)
+			counters = MemoryContextStrdup(caller, found);
+	}
+	SPI_finish();
+	if (counters != NULL)
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),
-				 errmsg("counter %s counts on this server only", qualified),
-				 errdetail("This database has a subscription; if it is one of several primaries, each would give a key the same values."),
-				 errhint("Take a counter's values on one server.")));
+				 errmsg("counters %s are neither striped nor declared this server's alone", counters),
+				 errdetail("This database now subscribes with origin = none, as one of several primaries does; a server that has these counters too would give a key the same values."),
+				 errhint("Take each one's values on one server only, its home, and drop it on the others; or drop it and create it again striped (stripe => k, stripes => n).")));
+	PG_RETURN_VOID();
 }
 
 Datum
@@ -82,9 +167,14 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 	char	   *mode;
 	int64		start;
 	int32		block;
+	int32		stripe = 0;
+	int32		stripes = 0;
 	bool		fast;
 	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	int64		maxvalue;
+	Oid			colocate_with;
+	Oid			state = InvalidOid;
+	bool		citus;
 	RangeVar   *rv;
 	Oid			nspid;
 	Oid			relid;
@@ -103,13 +193,34 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 	fast = strcmp(mode, "fast") == 0;
 	maxvalue = snowid_ticket_type_max(type);
 	PreventCommandIfReadOnly("snowid_counter_create()");
+	colocate_with = PG_NARGS() > 7 && !PG_ARGISNULL(7) ?
+		PG_GETARG_OID(7) : InvalidOid;
+	citus = snowid_counter_citus();
 	/* each node would count on its own: refuse rather than repeat values */
-	if (OidIsValid(get_extension_oid("citus", true)))
+	if (citus && !OidIsValid(colocate_with))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("counters per key do not work with Citus yet"),
-				 errdetail("Each node would count on its own, so two nodes could give one key the same value."),
-				 errhint("Take such numbers on one server, outside the Citus cluster, or use a ticket sequence.")));
+				 errmsg("a counter on Citus needs colocate_with"),
+				 errdetail("Its keys are kept with the rows they number, in the shards of a distributed table, so that every node takes a key's values from the same row."),
+				 errhint("Name the table distributed by the key: snowid_counter_create('public.inv_no', colocate_with => 'public.inv'), on the coordinator, then on the workers.")));
+	if (!citus && OidIsValid(colocate_with))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("colocate_with is for counters on Citus"),
+				 errdetail("Citus is not installed in this database."),
+				 errhint("Leave out colocate_with.")));
+	if (citus && fast)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("fast counters do not work with Citus"),
+				 errdetail("A fast counter's blocks are reserved by a server process of one node, outside the distributed transaction."),
+				 errhint("Use a gapless counter (the default mode): its values are taken in the key's shard, in the caller's transaction.")));
+	if (citus && PG_NARGS() > 6 && (!PG_ARGISNULL(5) || !PG_ARGISNULL(6)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a counter on Citus is not striped"),
+				 errdetail("Every node of the cluster takes a key's values from the key's one row, in its shard."),
+				 errhint("Leave out stripe and stripes.")));
 	if (maxvalue == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -134,6 +245,34 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 				 errmsg("invalid block size for counter: %d", block),
 				 errdetail("The block size must be at least 1."),
 				 errhint("Leave out block for the default of 100.")));
+	if (PG_NARGS() > 6 && PG_ARGISNULL(5) != PG_ARGISNULL(6))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stripe and stripes of a counter go together"),
+				 errdetail("A striped counter gives on this server the values of stripe k of n: start + k, start + k + n, ..."),
+				 errhint("Give both (stripe => k, stripes => n), or neither.")));
+	if (PG_NARGS() > 6 && !PG_ARGISNULL(6))
+	{
+		stripe = PG_GETARG_INT32(5);
+		stripes = PG_GETARG_INT32(6);
+		if (stripes < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid number of stripes for counter: %d", stripes),
+					 errdetail("A counter has at least 1 stripe.")));
+		if (stripe < 0 || stripe >= stripes)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid stripe for counter: %d", stripe),
+					 errdetail("The stripe of a counter of %d stripes lies between 0 and %d.",
+							   stripes, stripes - 1)));
+		if (!fast && stripes > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a gapless counter cannot be striped"),
+					 errdetail("A gapless key's values run start, start + 1, ... without a hole, so servers cannot share them."),
+					 errhint("Take a key's numbers on its home server: create the counter there only (stripe => 0, stripes => 1 where the database has other primaries), or stripe a counter of mode fast.")));
+	}
 	if (fast)
 		snowid_counter_require_shared();
 	if (start < 0 || start >= maxvalue)
@@ -142,6 +281,12 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 				 errmsg("invalid start for counter: " INT64_FORMAT, start),
 				 errdetail("A counter of type %s starts between 0 and " INT64_FORMAT ".",
 						   format_type_be(type), maxvalue - 1)));
+	if (stripe > maxvalue - start)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid stripe for counter: %d", stripe),
+				 errdetail("A counter of type %s that starts at " INT64_FORMAT " has no value in that stripe.",
+						   format_type_be(type), start)));
 
 	rv = makeRangeVarFromNameList(textToQualifiedNameList(name));
 	nspid = RangeVarGetCreationNamespace(rv);
@@ -152,6 +297,8 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 				 errdetail("Their keys' values outlive the session.")));
 	qualified = quote_qualified_identifier(get_namespace_name(nspid),
 										   rv->relname);
+	if (stripes == 0)
+		snowid_counter_check_primaries(qualified);
 
 	/*
 	 * The handle: a sequence of the caller (who needs CREATE on the
@@ -168,9 +315,11 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 									quote_literal_cstr("counter per key (its privileges are the counter's): take values with snowid_counter_next()")));
 	/* rows with this OID are stale: their sequence was dropped unnoticed */
 	snowid_counter_rows_forget(extnsp, relid);
+	if (citus)
+		state = snowid_counter_citus_create(extnsp, qualified, colocate_with);
 	snowid_counter_row_create(extnsp, relid, type, start,
-							  GetCurrentTimestamp(), mode, fast ? block : 1);
-	snowid_counter_warn_subscribed(qualified);
+							  GetCurrentTimestamp(), mode, fast ? block : 1,
+							  stripe, stripes, state);
 	PG_RETURN_OID(relid);
 }
 
@@ -214,6 +363,7 @@ snowid_counter_restart(PG_FUNCTION_ARGS)
 	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_MOVE);
 	text	   *key = snowid_counter_key_arg(fcinfo, 1);
 	int64		next;
+	int64		aligned;
 
 	PreventCommandIfReadOnly("snowid_counter_restart()");
 	if (PG_ARGISNULL(2))
@@ -221,13 +371,18 @@ snowid_counter_restart(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("next value of a counter key must not be null")));
 	next = PG_GETARG_INT64(2);
-	if (next < c->start || next > c->maxvalue)
+	/* striped: the first value of this server's stripe from there */
+	aligned = next < c->start ? next : snowid_counter_fast_align(c, next);
+	if (next < c->start || aligned > c->maxvalue)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("next value " INT64_FORMAT " is out of range for counter %s",
 						next, c->name),
-				 errdetail("Its values run from " INT64_FORMAT " to " INT64_FORMAT ".",
-						   c->start, c->maxvalue)));
+				 errdetail("Its values run from " INT64_FORMAT " to " INT64_FORMAT "%s.",
+						   c->start, c->maxvalue,
+						   c->stripes > 1 ? psprintf(", on this server those of stripe " INT64_FORMAT " of " INT64_FORMAT,
+													 c->stripe, c->stripes) : "")));
+	next = aligned;
 	snowid_counter_row_move(c, key, next);
 	if (c->fast)
 		snowid_counter_fast_forget(c, key, next - 1);
@@ -257,6 +412,7 @@ snowid_counter_drop(PG_FUNCTION_ARGS)
 	const SnowidCounter *c = snowid_counter_find(fcinfo, COUNTER_OWN);
 	Oid			relid = c->relid;
 	Oid			extnsp = c->extnsp;
+	Oid			state = c->state;
 	char	   *qualified;
 
 	PreventCommandIfReadOnly("snowid_counter_drop()");
@@ -265,6 +421,8 @@ snowid_counter_drop(PG_FUNCTION_ARGS)
 	snowid_counter_utility(psprintf("DROP SEQUENCE %s", qualified));
 	/* the event trigger did it already where event triggers fire */
 	snowid_counter_rows_forget(extnsp, relid);
+	if (OidIsValid(state))
+		snowid_counter_citus_drop(extnsp, state);
 	PG_RETURN_VOID();
 }
 
@@ -291,10 +449,11 @@ snowid_counter_cache(PG_FUNCTION_ARGS)
 }
 
 /*
- * snowid_counter_reserve_serve(counter, key, n, start): what
+ * snowid_counter_reserve_serve(counter, key, step, first): what
  * snowid_counter_reserve asks of a server process (registry_server.c),
  * which runs it in a transaction of its own and answers once that has
- * committed: the key's row takes the next n values, the last returned.
+ * committed: the key's row moves by step (to first at its first use), its
+ * new last returned.
  * It never waits long for the row: the only other writers are a
  * transaction that restarted or dropped the key, or an earlier
  * reservation, and the first may be the very caller that waits for this
@@ -305,15 +464,15 @@ snowid_counter_reserve_serve(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	text	   *key = PG_GETARG_TEXT_PP(1);
-	int64		n = PG_GETARG_INT64(2);
-	int64		start = PG_GETARG_INT64(3);
+	int64		step = PG_GETARG_INT64(2);
+	int64		first = PG_GETARG_INT64(3);
 	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	MemoryContext ctx = CurrentMemoryContext;
 	int			nest;
 	int64		last = 0;
 	char	   *name;
 
-	if (n < 1 || start < 0 || VARSIZE_ANY_EXHDR(key) > SNOWID_COUNTER_KEY_MAX)
+	if (step < 1 || first < 0 || VARSIZE_ANY_EXHDR(key) > SNOWID_COUNTER_KEY_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid reservation of a counter's values")));
@@ -323,7 +482,7 @@ snowid_counter_reserve_serve(PG_FUNCTION_ARGS)
 							 GUC_ACTION_SAVE, true, 0, false);
 	PG_TRY();
 	{
-		last = snowid_counter_row_take(extnsp, relid, key, n, start);
+		last = snowid_counter_row_take(extnsp, relid, key, step, first);
 	}
 	PG_CATCH();
 	{

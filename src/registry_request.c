@@ -254,11 +254,19 @@ integer_value(const char *opname, const char *field, Oid typid, Numeric num)
 {
 	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out,
 														   NumericGetDatum(num)));
+	char	   *dot = strchr(text, '.');
 	char	   *end;
 	int64		v;
 	int64		lo = typid == INT2OID ? PG_INT16_MIN : typid == INT4OID ? PG_INT32_MIN : PG_INT64_MIN;
 	int64		hi = typid == INT2OID ? PG_INT16_MAX : typid == INT4OID ? PG_INT32_MAX : PG_INT64_MAX;
 
+	/*
+	 * A whole number written with a fraction of zeros (2.0, 20e-1) is the
+	 * same JSON number as 2: numeric_out keeps the scale it was written
+	 * with, never an exponent.
+	 */
+	if (dot != NULL && dot[1 + strspn(dot + 1, "0")] == '\0')
+		*dot = '\0';
 	errno = 0;
 	v = strtoi64(text, &end, 10);
 	if (*end != '\0')

@@ -260,7 +260,7 @@ msg_get(const char *buf, int len, int *pos)
 /* ---- the caller's side ---- */
 
 static bool
-server_start(int entry, Oid dboid, bool must)
+server_start(int entry, Oid dboid, bool must, const char *counter)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -283,11 +283,19 @@ server_start(int entry, Oid dboid, bool must)
 		if (server_shared->servers[entry].pid == 0)
 			server_shared->servers[entry].failed = true;
 		SpinLockRelease(&server_shared->mutex);
-		ereport(must ? ERROR : LOG,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("no background worker slot free for a registry server process of database \"%s\"",
-						get_database_name(dboid)),
-				 errhint("Raise max_worker_processes on the registry's server: each registry database needs snowid.registry_processes of them.")));
+		if (counter != NULL)
+			ereport(must ? ERROR : LOG,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("could not reserve values for counter %s: no background worker slot free for a server process of database \"%s\"",
+							counter, get_database_name(dboid)),
+					 errdetail("A fast counter's blocks are reserved by a server process of snowid in its database."),
+					 errhint("Raise max_worker_processes: each database with fast counters needs snowid.registry_processes of them.")));
+		else
+			ereport(must ? ERROR : LOG,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("no background worker slot free for a registry server process of database \"%s\"",
+							get_database_name(dboid)),
+					 errhint("Raise max_worker_processes on the registry's server: each registry database needs snowid.registry_processes of them.")));
 		return false;
 	}
 	return true;
@@ -296,10 +304,11 @@ server_start(int entry, Oid dboid, bool must)
 /*
  * Make sure snowid.registry_processes server processes of this database
  * run or are starting; procs[k] the PGPROC of process k if it runs (else
- * NULL), the number of processes returned.
+ * NULL), the number of processes returned.  counter: the counter whose
+ * values the call reserves (for messages), or NULL for a registry call.
  */
 static int
-server_for(Oid dboid, PGPROC **procs, uint64 *present)
+server_for(Oid dboid, PGPROC **procs, uint64 *present, const char *counter)
 {
 	int			want = Min(Max(snowid_registry_processes, 1), SNOWID_SERVER_ENTRIES);
 	int			i;
@@ -370,7 +379,8 @@ server_for(Oid dboid, PGPROC **procs, uint64 *present)
 		for (i = 0; i < nstart; i++)
 		{
 			/* the last that fails ends the call only if none other serves */
-			if (server_start(start[i], dboid, n + started == 0 && i == nstart - 1))
+			if (server_start(start[i], dboid, n + started == 0 && i == nstart - 1,
+							 counter))
 			{
 				started++;
 				*present |= UINT64CONST(1) << server_shared->servers[start[i]].idx;
@@ -378,6 +388,14 @@ server_for(Oid dboid, PGPROC **procs, uint64 *present)
 		}
 		nstart = started;
 	}
+	if (full && *present == 0 && counter != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("could not reserve values for counter %s: too many server processes of snowid on this server",
+						counter),
+				 errdetail("One server runs at most %d of them, for all its databases with fast counters or a registry.",
+						   SNOWID_SERVER_ENTRIES),
+				 errhint("Lower snowid.registry_processes.")));
 	if (full && *present == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -385,6 +403,13 @@ server_for(Oid dboid, PGPROC **procs, uint64 *present)
 				 errdetail("One server runs at most %d of them, for all its registry databases.",
 						   SNOWID_SERVER_ENTRIES),
 				 errhint("Lower snowid.registry_processes.")));
+	if (*present == 0 && counter != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("could not reserve values for counter %s: no server process of database \"%s\" runs or can start",
+						counter, get_database_name(dboid)),
+				 errdetail("Its last start found no free background worker slot; a fast counter's blocks are reserved by a server process of snowid in its database."),
+				 errhint("Raise max_worker_processes: each database with fast counters needs snowid.registry_processes of them.")));
 	if (*present == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -584,6 +609,29 @@ forward_route(FunctionCallInfo fcinfo, Oid fnoid)
 	return 0;
 }
 
+/*
+ * The counter whose values a call of fnoid reserves
+ * (snowid_counter_reserve, its first argument), qualified for messages;
+ * NULL for a registry call.
+ */
+static pg_noinline const char *
+forward_counter(FunctionCallInfo fcinfo, Oid fnoid)
+{
+	char	   *name = get_func_name(fnoid);
+	Oid			relid;
+	char	   *rel;
+
+	if (name == NULL || strcmp(name, "snowid_counter_reserve") != 0 ||
+		PG_NARGS() < 1 || PG_ARGISNULL(0))
+		return NULL;
+	relid = PG_GETARG_OID(0);
+	rel = get_rel_name(relid);
+	if (rel == NULL)
+		return psprintf("%u", relid);
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  rel);
+}
+
 PG_FUNCTION_INFO_V1(snowid_registry_forward);
 
 /*
@@ -602,6 +650,7 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 	int			sqlerrcode;
 	XLogRecPtr	flush_to;
 	TimestampTz give_up;
+	const char *counter;
 
 	if (server_shared == NULL)
 		ereport(ERROR,
@@ -635,6 +684,8 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 		return forward_answer(fcinfo, local->buf, local->len);
 	}
 
+	counter = forward_counter(fcinfo, fnoid);
+
 	/* a slot */
 	SpinLockAcquire(&server_shared->mutex);
 	for (i = 0; i < SNOWID_SERVER_SLOTS; i++)
@@ -645,6 +696,14 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 			break;
 		}
 	SpinLockRelease(&server_shared->mutex);
+	if (slot == NULL && counter != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("could not reserve values for counter %s: snowid's server processes are busy",
+						counter),
+				 errdetail("All %d request slots of this server are in use.",
+						   SNOWID_SERVER_SLOTS),
+				 errhint("Ask again.")));
 	if (slot == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
@@ -669,7 +728,7 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 		slot->sqlerrcode = 0;
 		slot->flush_to = InvalidXLogRecPtr;
 		encode_args(fcinfo, fnoid, slot);
-		nservers = server_for(MyDatabaseId, servers, &present);
+		nservers = server_for(MyDatabaseId, servers, &present, counter);
 		SpinLockAcquire(&server_shared->mutex);
 		/* to the process of its route, if that one runs or starts */
 		slot->route = (present & (UINT64CONST(1) << route)) ? route : -1;
@@ -689,6 +748,12 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 			SpinLockRelease(&server_shared->mutex);
 			if (st == SLOT_DONE)
 				break;
+			if (GetCurrentTimestamp() >= give_up && counter != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_CONNECTION_FAILURE),
+						 errmsg("could not reserve values for counter %s: the server process of its database did not answer within %d ms",
+								counter, SNOWID_SERVER_WAIT_MS),
+						 errhint("Check that its snowid registry server process runs (pg_stat_activity).")));
 			if (GetCurrentTimestamp() >= give_up)
 				ereport(ERROR,
 						(errcode(ERRCODE_CONNECTION_FAILURE),
@@ -702,7 +767,8 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 			/* a server that was starting has come up: wake it */
 			if (st == SLOT_QUEUED)
 			{
-				nservers = server_for(MyDatabaseId, servers, &present);
+				nservers = server_for(MyDatabaseId, servers, &present,
+									  counter);
 				SpinLockAcquire(&server_shared->mutex);
 				if (slot->state == SLOT_QUEUED && slot->route >= 0 &&
 					!(present & (UINT64CONST(1) << slot->route)))

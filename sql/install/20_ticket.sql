@@ -174,30 +174,8 @@ COMMENT ON VIEW snowid_tickets IS
 GRANT SELECT ON snowid_tickets TO PUBLIC;
 
 -- DROP of a ticket sequence (directly or through DROP SCHEMA, DROP OWNED,
--- ...) removes its row.  With snowid preloaded, its object-access hook does
--- that first, in every mode; this trigger covers servers that load snowid
--- only on demand.  SECURITY DEFINER because the dropping user need not
--- be allowed to write snowid_ticket; the search_path is fixed.
-CREATE FUNCTION snowid_ticket_dropped()
-RETURNS event_trigger
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	DELETE FROM @extschema@.snowid_ticket t
-	USING pg_catalog.pg_event_trigger_dropped_objects() d
-	WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-	  AND d.objsubid = 0
-	  AND t.seqrelid::pg_catalog.oid = d.objid;
-END
-$$;
-
-REVOKE ALL ON FUNCTION snowid_ticket_dropped() FROM PUBLIC;
-
-COMMENT ON FUNCTION snowid_ticket_dropped() IS
-'event trigger on sql_drop: removes the row of snowid_ticket of a dropped ticket sequence (where snowid is not preloaded; with it, its object-access hook does it in every mode)';
-
-CREATE EVENT TRIGGER snowid_ticket_dropped ON sql_drop
-EXECUTE FUNCTION snowid_ticket_dropped();
+-- ...) removes its row: with snowid preloaded, its object-access hook does
+-- that first, in every mode; the event trigger snowid_dropped
+-- (55_counter.sql, for counters too) covers servers that load snowid only
+-- on demand.
 

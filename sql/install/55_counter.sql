@@ -18,11 +18,17 @@ CREATE TABLE snowid_counter (
 	start bigint NOT NULL,
 	block integer NOT NULL			-- fast: values a key reserves at a time
 		CONSTRAINT snowid_counter_block_check CHECK (block >= 1),
-	stamp bigint NOT NULL			-- creation time in microseconds
+	stamp bigint NOT NULL,			-- creation time in microseconds
+	stripe integer,					-- this server's stripe, of stripes (fast);
+	stripes integer,				-- both NULL: not striped
+	state regclass,					-- Citus: its distributed state table
+	CONSTRAINT snowid_counter_stripe_check
+		CHECK ((stripe IS NULL) OPERATOR(pg_catalog.=) (stripes IS NULL) AND
+			   stripe >= 0 AND stripe < stripes)
 );
 
 COMMENT ON TABLE snowid_counter IS
-'counters per key of this database: name (its sequence), type, mode and first value (written by snowid_counter_create, removed when the counter is dropped)';
+'counters per key of this database: name (its sequence), type, mode, first value, this server''s stripe and, on Citus, the distributed table of its keys (written by snowid_counter_create, removed when the counter is dropped)';
 
 -- One row per key used, written in the caller's transaction: the last value
 -- given to it (gapless), or the last of the blocks reserved for it (fast:
@@ -46,7 +52,8 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_counter_key', '');
 -- database owner, whose pg_dump copies both tables.
 REVOKE ALL ON snowid_counter FROM PUBLIC;
 REVOKE ALL ON snowid_counter_key FROM PUBLIC;
-GRANT SELECT (counter, type, mode, start, block) ON snowid_counter TO PUBLIC;
+GRANT SELECT (counter, type, mode, start, block, stripe, stripes, state)
+	ON snowid_counter TO PUBLIC;
 GRANT SELECT ON snowid_counter TO pg_database_owner;
 GRANT SELECT ON snowid_counter_key TO pg_database_owner;
 
@@ -54,13 +61,16 @@ CREATE FUNCTION snowid_counter_create(name text,
 									  type regtype DEFAULT 'bigint',
 									  mode text DEFAULT 'gapless',
 									  start bigint DEFAULT 1,
-									  block integer DEFAULT NULL)
+									  block integer DEFAULT NULL,
+									  stripe integer DEFAULT NULL,
+									  stripes integer DEFAULT NULL,
+									  colocate_with regclass DEFAULT NULL)
 RETURNS regclass
 AS 'MODULE_PATHNAME', 'snowid_counter_create'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION snowid_counter_create(text, regtype, text, bigint, integer) IS
-'create counter name: values start, start + 1, ... per key, of type integer or bigint, in mode gapless (taken in the caller''s transaction) or fast (from shared memory, blocks of at least block values, default 100, reserved per key in a committed transaction of their own)';
+COMMENT ON FUNCTION snowid_counter_create(text, regtype, text, bigint, integer, integer, integer, regclass) IS
+'create counter name: values start, start + 1, ... per key, of type integer or bigint, in mode gapless (taken in the caller''s transaction) or fast (from shared memory, blocks of at least block values, default 100, reserved per key in a committed transaction of their own); with stripe k of stripes n (fast), this server gives a key only start + k + i * n (stripe 0 of 1: this server is the counter''s only one); on Citus, its keys'' rows in a table distributed co-located with colocate_with';
 
 CREATE FUNCTION snowid_counter_next(counter text, key text)
 RETURNS bigint
@@ -150,8 +160,8 @@ COMMENT ON FUNCTION snowid_counter_drop(text) IS
 -- snowid_counter_reserve_serve and answers after its commit.  The caller's
 -- privilege on the counter is checked before (counter_fast.c); no user
 -- calls either function.
-CREATE FUNCTION snowid_counter_reserve(counter oid, key text, n bigint,
-									   start bigint)
+CREATE FUNCTION snowid_counter_reserve(counter oid, key text, step bigint,
+									   first bigint)
 RETURNS bigint
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
 AS 'MODULE_PATHNAME', 'snowid_registry_forward';
@@ -159,10 +169,10 @@ AS 'MODULE_PATHNAME', 'snowid_registry_forward';
 REVOKE ALL ON FUNCTION snowid_counter_reserve(oid, text, bigint, bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_counter_reserve(oid, text, bigint, bigint) IS
-'counter, internal: reserves the next n values of a key of a fast counter in a transaction of a server process, committed before it answers with the last of them; called by snowid_counter_next, no user may call it';
+'counter, internal: reserves the next values of a key of a fast counter (the row moves by step; first at its first use) in a transaction of a server process, committed before it answers with the last of them; called by snowid_counter_next, no user may call it';
 
-CREATE FUNCTION snowid_counter_reserve_serve(counter oid, key text, n bigint,
-											 start bigint)
+CREATE FUNCTION snowid_counter_reserve_serve(counter oid, key text,
+											 step bigint, first bigint)
 RETURNS bigint
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE
 AS 'MODULE_PATHNAME', 'snowid_counter_reserve_serve';
@@ -170,35 +180,107 @@ AS 'MODULE_PATHNAME', 'snowid_counter_reserve_serve';
 REVOKE ALL ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) IS
-'counter, internal: what snowid_counter_reserve does (the key''s row: last += n, or start + n - 1 at its first use), applied by the database''s server process in a transaction of its own; no user may call it';
+'counter, internal: what snowid_counter_reserve does (the key''s row: last += step, or first at its first use), applied by the database''s server process in a transaction of its own; no user may call it';
 
--- DROP of a counter's sequence (directly, by DROP SCHEMA, DROP OWNED, ...)
--- removes its rows.  SECURITY DEFINER: the dropping user need not be
--- allowed to write the tables; the search_path is fixed.
-CREATE FUNCTION snowid_counter_dropped()
+-- On Citus, a counter's keys are rows of a state table of its own,
+-- distributed co-located with the table it numbers, written as the caller
+-- (Citus lets one user write a transaction's shards of a group): its
+-- owner grants SELECT, INSERT, UPDATE on it to the counter's takers.  A
+-- row may only move forward, whoever writes it: this trigger on every
+-- shard of it refuses an UPDATE that would move a key back.
+CREATE FUNCTION snowid_counter_forward()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF NEW.last < OLD.last THEN
+		RAISE EXCEPTION 'a counter''s key cannot go back'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = pg_catalog.format('Key %s has been given values up to %s; %s would give them again.',
+											 OLD.key, OLD.last, NEW.last),
+				  HINT = 'Move keys with snowid_counter_restart(), forward only.';
+	END IF;
+	RETURN NEW;
+END
+$$;
+
+REVOKE ALL ON FUNCTION snowid_counter_forward() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_counter_forward() IS
+'counter, internal: trigger before UPDATE on the state table of a counter on Citus (and its shards): refuses to move a key''s last value back';
+
+-- DROP of a ticket sequence or of a counter's sequence (directly, by
+-- DROP SCHEMA, DROP OWNED, ...) removes its rows: the ticket's in
+-- snowid_ticket (with snowid preloaded, its object-access hook has done
+-- that already, in every mode; this covers servers that load snowid only
+-- on demand), the counter's in snowid_counter and snowid_counter_key and,
+-- on the Citus coordinator, its state table.  One trigger for both (until
+-- 2.1 tickets had snowid_ticket_dropped).
+-- SECURITY DEFINER: the dropping user need not be allowed to write the
+-- tables; the search_path is fixed.
+CREATE FUNCTION snowid_dropped()
 RETURNS event_trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	st pg_catalog.regclass;
+	coordinator boolean;
 BEGIN
-	DELETE FROM @extschema@.snowid_counter_key k
-	USING pg_catalog.pg_event_trigger_dropped_objects() d
-	WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-	  AND d.objsubid = 0
-	  AND k.counter::pg_catalog.oid = d.objid;
-	DELETE FROM @extschema@.snowid_counter c
-	USING pg_catalog.pg_event_trigger_dropped_objects() d
-	WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-	  AND d.objsubid = 0
-	  AND c.counter::pg_catalog.oid = d.objid;
+	FOR st IN
+		WITH d AS (
+			SELECT objid FROM pg_catalog.pg_event_trigger_dropped_objects()
+			WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+			  AND objsubid = 0),
+		t AS (
+			DELETE FROM @extschema@.snowid_ticket t USING d
+			WHERE t.seqrelid::pg_catalog.oid = d.objid),
+		k AS (
+			DELETE FROM @extschema@.snowid_counter_key k USING d
+			WHERE k.counter::pg_catalog.oid = d.objid)
+		DELETE FROM @extschema@.snowid_counter c USING d
+		WHERE c.counter::pg_catalog.oid = d.objid
+		RETURNING c.state
+	LOOP
+		CONTINUE WHEN st IS NULL
+			OR NOT EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid = st);
+		IF coordinator IS NULL THEN
+			EXECUTE 'SELECT pg_catalog.citus_is_coordinator()' INTO coordinator;
+		END IF;
+		IF coordinator THEN
+			EXECUTE pg_catalog.format('DROP TABLE %s', st);
+		END IF;
+	END LOOP;
 END
 $$;
 
-REVOKE ALL ON FUNCTION snowid_counter_dropped() FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowid_dropped() FROM PUBLIC;
 
-COMMENT ON FUNCTION snowid_counter_dropped() IS
-'counter, internal: event trigger on sql_drop: removes the rows of a dropped counter from snowid_counter and snowid_counter_key';
+COMMENT ON FUNCTION snowid_dropped() IS
+'event trigger on sql_drop: removes the rows of a dropped ticket sequence from snowid_ticket (where snowid is not preloaded; with it, its object-access hook does it in every mode) and of a dropped counter from snowid_counter and snowid_counter_key, and on the Citus coordinator its state table';
 
-CREATE EVENT TRIGGER snowid_counter_dropped ON sql_drop
-EXECUTE FUNCTION snowid_counter_dropped();
+CREATE EVENT TRIGGER snowid_dropped ON sql_drop
+EXECUTE FUNCTION snowid_dropped();
+
+-- Several primaries (logical replication with origin = none, PostgreSQL
+-- 16+): a counter that is neither striped nor declared the only one
+-- (stripe 0 of 1) would count on every server from the same rows.
+-- snowid_counter_create refuses one in such a database; a subscription
+-- with origin = none made, or altered, after such counters exist gets a
+-- WARNING naming them (refusing there would leave the replication slot
+-- that CREATE SUBSCRIPTION has already made on the publisher).
+CREATE FUNCTION snowid_counter_subscription_check()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'snowid_counter_subscription_check'
+LANGUAGE C;
+
+REVOKE ALL ON FUNCTION snowid_counter_subscription_check() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_counter_subscription_check() IS
+'counter, internal: event trigger on CREATE and ALTER SUBSCRIPTION: warns when the database subscribes with origin = none (several primaries) and has counters that are not striped';
+
+CREATE EVENT TRIGGER snowid_counter_subscription_check ON ddl_command_end
+WHEN TAG IN ('CREATE SUBSCRIPTION', 'ALTER SUBSCRIPTION')
+EXECUTE FUNCTION snowid_counter_subscription_check();

@@ -103,13 +103,15 @@ sub classify {
 	} elsif ($s =~ /^DROP (?:FUNCTION|PROCEDURE|ROUTINE) (?:IF EXISTS )?$NAME ?\(/i) {
 		$keys{"function:" . lc $2} = 1;
 	} elsif ($s =~ /^DROP (VIEW|TABLE|TYPE|EVENT TRIGGER) (?:IF EXISTS )?$NAME/i) {
-		(my $k = lc $1) =~ s/ /_/;
-		$keys{"$k:" . lc $3} = 1;
+		my ($k, $n) = (lc $1, lc $3);	# (before s/// resets them)
+		$k =~ s/ /_/;
+		$keys{"$k:$n"} = 1;
 	} elsif ($s =~ /^(?:COMMENT ON|ALTER) (?:FUNCTION|PROCEDURE|ROUTINE) $NAME ?\(/i) {
 		$keys{"function:" . lc $2} = 1;
 	} elsif ($s =~ /^(?:COMMENT ON|ALTER) (TABLE|VIEW|TYPE|EVENT TRIGGER) (?:ONLY )?$NAME/i) {
-		(my $k = lc $1) =~ s/ /_/;
-		$keys{"$k:" . lc $3} = 1;
+		my ($k, $n) = (lc $1, lc $3);	# (before s/// resets them)
+		$k =~ s/ /_/;
+		$keys{"$k:$n"} = 1;
 	} elsif ($s =~ /^COMMENT ON COLUMN $NAME\.\w+/i) {
 		$keys{"table:" . lc $2} = $keys{"view:" . lc $2} = 1;
 	} elsif ($s =~ /^(?:GRANT|REVOKE) .*?\bON (FUNCTION|PROCEDURE|ROUTINE) (.*?) (?:TO|FROM) /i) {

@@ -47,7 +47,7 @@ DROP FUNCTION snowid_registry_no_prepare();
 
 -- ---- counters: counters per key (issue 41) ----
 -- The two tables (with the replication guard's row triggers of
--- 80_replication.sql), the functions and the DROP event trigger; a fast
+-- 80_replication.sql) and the functions; a fast
 -- counter's blocks are reserved by the database's server process.
 -- @table snowid_counter
 -- @table snowid_counter_key
@@ -58,10 +58,11 @@ DROP FUNCTION snowid_registry_no_prepare();
 -- @function snowid_counter_drop_key
 -- @function snowid_counter_cache
 -- @function snowid_counter_drop
+-- @function snowid_counter_forward
 -- @function snowid_counter_reserve
 -- @function snowid_counter_reserve_serve
--- @function snowid_counter_dropped
--- @event_trigger snowid_counter_dropped
+-- @function snowid_counter_subscription_check
+-- @event_trigger snowid_counter_subscription_check
 
 -- What 80_replication.sql's DO block does for every table of the extension.
 CREATE TRIGGER snowid_local_only_truncate BEFORE TRUNCATE ON snowid_counter
@@ -75,3 +76,12 @@ FOR EACH STATEMENT EXECUTE FUNCTION snowid_local_only();
 ALTER TABLE snowid_counter_key ENABLE ALWAYS TRIGGER snowid_local_only_truncate;
 COMMENT ON TRIGGER snowid_local_only_truncate ON snowid_counter_key IS
 'refuses a TRUNCATE of this table that arrives by logical replication (snowid_local_only)';
+
+-- ---- dropped: one DROP event trigger for tickets and counters ----
+-- snowid_ticket_dropped removed a dropped ticket's row; counters needed
+-- the same for their two tables.  snowid_dropped does both, in one
+-- statement, and replaces it.
+DROP EVENT TRIGGER snowid_ticket_dropped;
+DROP FUNCTION snowid_ticket_dropped();
+-- @function snowid_dropped
+-- @event_trigger snowid_dropped

@@ -19,6 +19,20 @@ pg_dump, a failover to a streaming standby and DROP/CREATE EXTENSION.
 After every step it checks the invariants below; a violation prints the
 seed and Hypothesis's shrunk sequence of steps.
 
+The typed request (2.1).  Every member call is made, drawn per call
+(TYPED_SHARE), positionally or as snowid_registry_request's typed request
+with the same values, built as a member of 2.1 builds it (registry_call.c:
+jsonb_build_object of the same casts, the answer's rows read back with the
+positional function's columns), so every invariant is checked through both
+(the calls' log and the (call, answer) states say "(typed)").  Three rules
+of its own: bad_request (requests wrong in one way, members' and the
+outsider's), outsider_calls (outsider_x: a login with USAGE on the schema
+and no EXECUTE on any member function), and typed_vs_positional: one call
+made on ids and on its twin (database ids_twin of the same server, whose
+registry rows are copied from ids just before: the same state), typed on
+one and positional on the other, in either order; skipped while either is
+in its grace.
+
 The upstream pool: the registry's server is itself a member of an
 upstream registry (a second server on the port after the standby's,
 database global, never restarted), and the pool p_up of ids is created
@@ -117,6 +131,36 @@ Invariants (the name is what SNOWID_FUZZ_INVARIANTS picks):
   next_value      (also) a report on the upstream pool moves this server's
                   holdings to the end of the first range in hand at most (in
                   a grace, of all in hand), and a refused one not at all
+  request_checked a typed request wrong in one way is refused before any
+                  call with the code registry_request.c gives it, and changes
+                  no row: not an object (22023; SQL NULL 22004), version
+                  missing, not a number, not whole, below 1 (22023), beyond
+                  bigint (22003) or newer (0A000), op missing, not a string
+                  or unknown (huge too), a field missing or unknown ("role",
+                  "p_node_id", "", a 10,000-character name), a field of every
+                  other JSON type (string, number, boolean, object, array,
+                  nested array; an array holding a null: 22004), an integer
+                  beyond its type, 1e400 (22003) or not whole (1.5, 1e-400),
+                  NaN-ish strings, a NaN literal (not JSON: 22P02), a key
+                  given twice whose last value is wrong; never XX000 or a
+                  lost connection, only REQUEST_CODES.  A request that is
+                  right after all is taken as the plain one, not refused by
+                  the request's checks: a key twice whose last value is
+                  right (jsonb keeps the last), an integer written 3.0, 3e0,
+                  30e-1; a huge string reaches the positional function
+                  (junk_checked's codes)
+  request_privilege the outsider is refused 42501 by every member function,
+                  positionally and through the request alike, its refusal
+                  changing nothing (the request is PUBLIC and calls the
+                  function as its caller)
+  request_same    a member's call (honest, or with junk in one argument)
+                  made typed on one registry and positional on its twin in
+                  the same state gets the same answer (the same rows, or the
+                  same SQLSTATE) and the same change of every registry row;
+                  times (and IDs of a time) are compared as far from their
+                  own call (300 ms), numbers in details masked, and a
+                  difference where a lease, floor or takeover ends between
+                  the two calls is put down to time
 
 Environment:
   PG_CONFIG                pg_config of the PostgreSQL to run the registry on
@@ -157,6 +201,9 @@ if os.geteuid() == 0 and os.environ.get('SNOWID_FUZZ_CHILD') != '1':
     sys.exit(rc)
 
 import collections
+import datetime
+import io
+import json
 
 import psycopg2
 import psycopg2.errors
@@ -169,7 +216,8 @@ from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant,
 
 ALL_INVARIANTS = ['one_holder', 'floor_above', 'floor_bounded', 'ranges_disjoint',
                   'next_value', 'no_cross_role', 'no_identity', 'role_limit',
-                  'no_lockout', 'grace', 'reassert_wins', 'input_checked', 'junk_checked']
+                  'no_lockout', 'grace', 'reassert_wins', 'input_checked', 'junk_checked',
+                  'request_checked', 'request_privilege', 'request_same']
 # What 1.7 is known to break, each fixed by another part of issue 29:
 # SNOWID_FUZZ_EXPECT_17=1 records these as known findings instead of
 # failing (turn it off once the fixes are merged).  'forgetful' stands for
@@ -233,8 +281,93 @@ GRANTS_SQL = ("GRANT USAGE ON SCHEMA snowid TO snowid_members; "
               "GRANT EXECUTE ON FUNCTION snowid.snowid_registry_claim, snowid.snowid_registry_release, "
               "snowid.snowid_pool_grant, snowid.snowid_pool_report, snowid.snowid_pool_return "
               "TO snowid_members")
+# A role that may log in and use the schema but has no EXECUTE on any
+# member function: refused (42501) positionally and through the typed
+# request alike (request_privilege).
+OUTSIDER = 'outsider_x'
+OUTSIDER_SQL = f"GRANT USAGE ON SCHEMA snowid TO {OUTSIDER}"
+# A second registry database, a twin of ids: the typed and the positional
+# call of request_same run one on ids and one on the twin, its rows copied
+# from ids just before (the same state), and must answer and change the
+# rows alike.
+TWIN_DB = 'ids_twin'
+TWIN_TABLES = ['snowid_registry_settings', 'snowid_pool', 'snowid_registry_role',
+               'snowid_registry_node', 'snowid_pool_range']
+
+# ---- the typed request (snowid_registry_request, 2.1) ----
+# Each positional function: its operation, its fields (the parameters'
+# names without "p_") and the columns of its rows (one value: "value").
+CLAIM_FIELDS = ['node_id', 'auto', 'max_node', 'layout', 'cluster_name', 'host', 'port',
+                'system_identifier', 'start_id', 'secret', 'predecessor', 'promoted',
+                'lease_ms', 'takeover_ms', 'max_lead_ms', 'last_id']
+CLAIM_COLUMNS = ('result text, node_id integer, lease_ms bigint, holder text, detail text, '
+                 'floor_id bigint, floor_until timestamptz')
+REQUEST_OPS = {
+    'snowid_registry_claim': ('claim', CLAIM_FIELDS, CLAIM_COLUMNS),
+    'snowid_registry_reassert': ('reassert', CLAIM_FIELDS + ['held_until'], CLAIM_COLUMNS),
+    'snowid_registry_release': ('release', ['node_id', 'start_id', 'secret', 'last_id'],
+                                'value boolean'),
+    'snowid_pool_grant': ('pool_grant', ['pool', 'node_id', 'system_identifier', 'start_id',
+                                         'secret', 'request', 'want', 'held_first', 'held_last'],
+                          'result text, first_value bigint, last_value bigint, type regtype, '
+                          'maxvalue bigint, start bigint, values_left bigint, detail text'),
+    'snowid_pool_report': ('pool_report', ['node_id', 'system_identifier', 'start_id', 'secret',
+                                           'pool', 'first', 'last'], 'value integer'),
+    'snowid_pool_return': ('pool_return', ['pool', 'node_id', 'system_identifier', 'start_id',
+                                           'secret', 'first_value', 'unused_from'], 'value text'),
+}
+TYPED_SHARE = 0.5           # the share of member calls made as typed requests
+
+
+def split_call(sql):
+    """A positional call's SQL: (text before 'snowid.FN(', FN, its argument
+    expressions, text after its closing parenthesis), or None."""
+    m = re.search(r'snowid\.(snowid_\w+)\(', sql)
+    if m is None or m.group(1) not in REQUEST_OPS:
+        return None
+    args, depth, start, i = [], 1, m.end(), m.end()
+    while depth:
+        c = sql[i]
+        if c == '(':
+            depth += 1
+        elif c == ')':
+            depth -= 1
+        if (c == ',' and depth == 1) or depth == 0:
+            args.append(sql[start:i].strip())
+            start = i + 1
+        i += 1
+    return sql[:m.start()], m.group(1), args, sql[i:]
+
+
+def request_expr(op, fields, exprs):
+    """The SQL of a typed request of op with these field expressions, as a
+    member of 2.1 builds it (registry_call.c)."""
+    return ("snowid.snowid_registry_request(pg_catalog.jsonb_build_object('version', 1, 'op', "
+            f"'{op}', " + ', '.join(f"'{f}', {e}" for f, e in zip(fields, exprs)) + "))")
+
+
+def typed_sql(sql):
+    """A positional call's SQL made a typed request: the same argument
+    expressions (so the same values) as the request's fields, its rows
+    read back with the positional function's columns; the same result
+    columns for the caller.  None where the SQL calls no member function."""
+    parts = split_call(sql)
+    if parts is None:
+        return None
+    before, fn, exprs, after = parts
+    op, fields, columns = REQUEST_OPS[fn]
+    assert len(exprs) == len(fields), (fn, exprs)
+    rows = f"pg_catalog.jsonb_to_recordset({request_expr(op, fields, exprs)} -> 'rows')"
+    if before.rstrip().upper().endswith('FROM'):
+        alias = re.match(r'\s+(\w+)', after)
+        if alias is not None:
+            return f"{before}{rows} AS {alias.group(1)}({columns}){after[alias.end():]}"
+        return f"{before}{rows} AS c({columns}){after}"
+    return f"{before}(SELECT c.value FROM {rows} AS c({columns})){after}"
+
+
 # what the registry's snowid has (1.7 has neither): set by Registry()
-HAS = {'grace': False, 'reassert': False}
+HAS = {'grace': False, 'reassert': False, 'request': False}
 
 
 def settings_sql(grace_s=0):
@@ -280,6 +413,34 @@ def lost_bound(start, mx, top, created_ms, now_ms):
     left = mx - frm + 1
     kept = int(left * (0.99 ** k) * 0.999999) - 1024 * min(k, 100) - 1
     return mx - max(kept, 0)
+
+
+class Raw(str):
+    """A JSON number as written (1e400, 3.0, 9223372036854775808)."""
+
+
+class Obj(list):
+    """A JSON object as its (key, value) pairs in order (a key may repeat)."""
+    def get(self, k):
+        return next((v for kk, v in self if kk == k), None)
+
+    def set(self, k, v):
+        for n, (kk, _) in enumerate(self):
+            if kk == k:
+                self[n] = (k, v)
+                return
+        self.append((k, v))
+
+
+def enc(v):
+    """JSON text of a value of Raw, Obj, list, str, bool, None."""
+    if isinstance(v, Raw):
+        return str(v)
+    if isinstance(v, Obj):
+        return '{' + ', '.join(json.dumps(k) + ': ' + enc(x) for k, x in v) + '}'
+    if isinstance(v, list):
+        return '[' + ', '.join(enc(x) for x in v) + ']'
+    return json.dumps(v)
 
 
 def hexid(rnd, n=32):
@@ -347,21 +508,25 @@ class Registry:
         self.admin_exec("CREATE ROLE snowid_members")
         for m in MEMBERS:
             self.admin_exec(f"CREATE ROLE member_{m} LOGIN IN ROLE snowid_members")
+        self.admin_exec(f"CREATE ROLE {OUTSIDER} LOGIN")
         self.admin_exec("CREATE DATABASE ids_template")
         c = self.connect('ids_template', 'postgres')
         with c.cursor() as cur:
             cur.execute("CREATE SCHEMA snowid; CREATE EXTENSION snowid SCHEMA snowid")
             cur.execute("SELECT EXISTS (SELECT FROM pg_attribute WHERE attrelid = "
                         "'snowid.snowid_registry_settings'::regclass AND attname = 'reassert_grace'), "
-                        "to_regproc('snowid.snowid_registry_reassert') IS NOT NULL")
-            HAS['grace'], HAS['reassert'] = cur.fetchone()
+                        "to_regproc('snowid.snowid_registry_reassert') IS NOT NULL, "
+                        "to_regproc('snowid.snowid_registry_request') IS NOT NULL")
+            HAS['grace'], HAS['reassert'], HAS['request'] = cur.fetchone()
             cur.execute(GRANTS_SQL)
+            cur.execute(OUTSIDER_SQL)
             cur.execute(settings_sql(0))
             for name, typ in POOLS:
                 cur.execute("SELECT snowid.snowid_pool_create(%s, %s)", (name, typ))
             cur.execute(UPSTREAM_SQL)
         c.close()
         self.admin_exec("CREATE DATABASE ids TEMPLATE ids_template STRATEGY file_copy")
+        self.admin_exec(f"CREATE DATABASE {TWIN_DB} TEMPLATE ids_template STRATEGY file_copy")
 
     def new_server(self, port):
         self.servers += 1
@@ -546,7 +711,7 @@ class Registry:
 
 
 REG = None
-STATS = {'calls': 0, 'steps': 0, 'examples': 0, 'rules': collections.Counter(), 'states': set()}
+STATS = {'calls': 0, 'typed': 0, 'steps': 0, 'examples': 0, 'rules': collections.Counter(), 'states': set()}
 FOUND = {}          # category -> (seed, message, calls)
 CURRENT = {'seed': None, 'calls': []}
 
@@ -659,14 +824,23 @@ class RegistryFuzz(RuleBasedStateMachine):
         self.pools = self.pool_state()
 
     def teardown(self):
-        for m in self.members:
+        for m in self.members + ([self._outsider] if getattr(self, '_outsider', None) else []):
             m.drop_conns()
+        self.drop_admin()
 
     # ---- calls ----
 
-    def call(self, m, sql, args, conn=0, record=True):
-        """One call as member m; returns (rows, error) and checks the answer."""
+    def call(self, m, sql, args, conn=0, record=True, typed=None):
+        """One call as member m; returns (rows, error) and checks the answer.
+        Made positionally or as a typed request (snowid_registry_request,
+        the same values), drawn where typed is None: every invariant is
+        checked through both."""
         STATS['calls'] += 1
+        fn = sql.split('snowid.')[1].split('(')[0] if 'snowid.' in sql else sql[:30]
+        sql, typed = self.maybe_typed(sql, typed)
+        self.last_typed = typed
+        if typed:
+            STATS['typed'] += 1
         c = m.conn(conn)
         rows, err, texts = None, None, []
         t0 = REG.now_ms()
@@ -691,8 +865,12 @@ class RegistryFuzz(RuleBasedStateMachine):
                 pass        # the open transaction is aborted; ended later
         t1 = REG.now_ms()
         self.notice_ended(m)
-        fn = sql.split('snowid.')[1].split('(')[0] if 'snowid.' in sql else sql[:30]
+        fn += ' (typed)' if typed else ''
         state = err.pgcode if err is not None else (rows[0][0] if rows and rows[0] else None)
+        if isinstance(state, dict):
+            # (a typed request's answer: its first row's result)
+            got = state.get('rows') or [{}]
+            state = got[0].get('result', got[0].get('value')) if isinstance(got[0], dict) else got
         if rows and rows[0] and len(rows[0]) > 4 and isinstance(rows[0][4], str) \
                 and 'grants new leases after' in rows[0][4]:
             state = f'{state} (in the grace)'
@@ -749,6 +927,14 @@ class RegistryFuzz(RuleBasedStateMachine):
                          + ' held a transaction open: '
                          + (str(err).strip() if err is not None else repr(rows)))
         return rows, err, t0, t1
+
+    def maybe_typed(self, sql, typed=None):
+        """(sql, typed): the call as a typed request where typed (drawn
+        where None) and the SQL calls a member function, else as it is."""
+        if typed is None:
+            typed = self.rnd.random() < TYPED_SHARE
+        t = typed_sql(sql) if typed and HAS['request'] else None
+        return (t, True) if t is not None else (sql, False)
 
     def notice_ended(self, m):
         """Members' transactions left open whose sessions are gone, as ended:
@@ -1057,12 +1243,13 @@ class RegistryFuzz(RuleBasedStateMachine):
         return self._admin
 
     def drop_admin(self):
-        if getattr(self, '_admin', None) is not None:
-            try:
-                self._admin.close()
-            except Exception:
-                pass
-        self._admin = None
+        for name in ('_admin', '_twin'):
+            if getattr(self, name, None) is not None:
+                try:
+                    getattr(self, name).close()
+                except Exception:
+                    pass
+            setattr(self, name, None)
 
     def q(self, sql, args=()):
         for attempt in range(2):
@@ -1725,7 +1912,7 @@ class RegistryFuzz(RuleBasedStateMachine):
             for c, n in ((c0, a), (c1, b)):
                 try:
                     with c.cursor() as cur:
-                        cur.execute(self.claim_sql(), self.claim_args(
+                        cur.execute(self.maybe_typed(self.claim_sql())[0], self.claim_args(
                             m, n, start=hexid(self.rnd), secret=hexid(self.rnd)))
                         rows = cur.fetchall()
                     CURRENT['calls'].append(f'{m.role}[concurrent] claim({n}) -> {rows}')
@@ -1855,13 +2042,15 @@ class RegistryFuzz(RuleBasedStateMachine):
                         t0 = REG.now_ms()
                         try:
                             if over == 'pool':
-                                cur.execute("SELECT g.result FROM snowid.snowid_pool_grant(%s::text, "
+                                cur.execute(self.maybe_typed(
+                                            "SELECT g.result FROM snowid.snowid_pool_grant(%s::text, "
                                             "%s::int4, %s::numeric, %s::text, %s::text, %s::text, "
-                                            "%s::int8, %s::int8[], %s::int8[]) g",
+                                            "%s::int8, %s::int8[], %s::int8[]) g")[0],
                                             [pool, own, m.sysid, m.start_id, m.secret,
                                              hexid(self.rnd, 8), 0, [], []])
                             else:
-                                cur.execute(self.claim_sql(), self.claim_args(m, node))
+                                cur.execute(self.maybe_typed(self.claim_sql())[0],
+                                            self.claim_args(m, node))
                             answers.append((cur.fetchall(), t0, REG.now_ms()))
                         except psycopg2.Error as e:
                             answers.append((None, e.pgcode, None))
@@ -1991,9 +2180,7 @@ class RegistryFuzz(RuleBasedStateMachine):
         before = (self.node_rows(), self.range_rows(), self.pool_state())
         self.before_nodes, self.before_ranges = before[0], before[1]
         if fn == 'report':
-            pool = POOLS[0][0]
-            nv, mx = self.before_pools.get(pool, (1, 2 ** 31 - 1))
-            self.allow_report(m, pool, args[0] if isinstance(args[0], int) else -1, nv or mx, mx)
+            self.allow_report_args(m, args)
         rows, err, t0, t1 = self.call(m, self.junk_sql(fn), args)
         what = f'{fn}({name} = {str(junk)[:40]!r})'
         if err is not None:
@@ -2003,11 +2190,7 @@ class RegistryFuzz(RuleBasedStateMachine):
                 self.violate('junk_checked', f'{m.role}\'s {what} was refused with {code}, not a '
                              f'clear error ({", ".join(self.JUNK_CODES)}): '
                              + (err.pgerror or str(err)).strip().splitlines()[0][:300])
-            after = (self.node_rows(), self.range_rows(), self.pool_state())
-            strip = lambda nodes: {n: r[:8] for n, r in nodes.items()}
-            if (strip(after[0]), after[1], after[2]) != (strip(before[0]), before[1], before[2]):
-                self.violate('junk_checked', f'{m.role}\'s {what} was refused ({code}) '
-                             'but changed the registry\'s rows')
+            self.refused_changes_nothing('junk_checked', m, what, before, err)
         else:
             result = rows[0][0] if rows and rows[0] else None
             STATS['states'].add(('junk', f'{fn} {name}: answered {str(result)[:20]}'))
@@ -2015,24 +2198,471 @@ class RegistryFuzz(RuleBasedStateMachine):
                 (fn == 'report' and isinstance(result, int) and result > 0)
             if took and (fn, name) not in self.JUNK_MAY_PASS:
                 self.violate('junk_checked', f'{m.role}\'s {what} was taken: {rows!r}')
-            if fn in ('claim', 'reassert'):
-                held = args[16] * 1000.0 if fn == 'reassert' and isinstance(args[16], float) else None
-                self.take_claim_answer(m, args[0] if isinstance(args[0], int) else None, rows, t0, t1,
-                                       args[15] if isinstance(args[15], int) else None,
-                                       start=args[8] if isinstance(args[8], str) else None,
-                                       reassert=fn == 'reassert', held_ms=held)
-            elif fn == 'release' and result is True:
-                node = args[0]
-                m.holds.pop(node, None)
-                m.lost.pop(node, None)
-                self.note_issue(node, m, t0 + MAX_LEAD_MS)
-            elif fn == 'grant' and result in ('granted', 'again'):
-                f, l = rows[0][1], rows[0][2]
-                self.allowed_next[args[0]] = max(self.allowed_next.get(args[0], 0), l + 1)
-                if result == 'granted':
-                    self.take_range(m, args[0], f, l, t1)
+            self.take_answer(m, fn, args, rows, t0, t1)
         self.check_cross_role(m)
         self.check_pools(f'a call with junk: {what}')
+
+    def allow_report_args(self, m, args):
+        """Where m's report (honest_args('report') with junk, maybe) may move
+        the pool it names."""
+        pool = POOLS[0][0]
+        nv, mx = self.before_pools.get(pool, (1, 2 ** 31 - 1))
+        self.allow_report(m, pool, args[0] if isinstance(args[0], int) else -1, nv or mx, mx)
+
+    def take_answer(self, m, fn, args, rows, t0, t1):
+        """The model's view of the answer to m's call fn(args) (junk_sql),
+        answered (no error)."""
+        result = rows[0][0] if rows and rows[0] else None
+        if fn in ('claim', 'reassert'):
+            held = args[16] * 1000.0 if fn == 'reassert' and isinstance(args[16], float) else None
+            self.take_claim_answer(m, args[0] if isinstance(args[0], int) else None, rows, t0, t1,
+                                   args[15] if isinstance(args[15], int) else None,
+                                   start=args[8] if isinstance(args[8], str) else None,
+                                   reassert=fn == 'reassert', held_ms=held)
+        elif fn == 'release' and result is True:
+            node = args[0]
+            m.holds.pop(node, None)
+            m.lost.pop(node, None)
+            self.note_issue(node, m, t0 + MAX_LEAD_MS)
+        elif fn == 'grant' and result in ('granted', 'again'):
+            f, l = rows[0][1], rows[0][2]
+            self.allowed_next[args[0]] = max(self.allowed_next.get(args[0], 0), l + 1)
+            if result == 'granted':
+                self.take_range(m, args[0], f, l, t1)
+        elif fn == 'return' and result == 'returned':
+            self.returned.setdefault(args[0], set()).add(args[6])
+            for r in m.ranges:
+                if r[0] == args[0] and r[1] <= args[5] <= r[2] and r[1] <= args[6] <= r[2]:
+                    if args[6] == r[1]:
+                        m.ranges.remove(r)
+                    else:
+                        r[2] = args[6] - 1
+                    break
+
+    # ---- rules: the typed request (snowid_registry_request, 2.1) ----
+
+    # what kind of JSON value each argument's field takes (registry_request.c)
+    KIND = {'int4': 'int', 'int8': 'int', 'numeric': 'number', 'bool': 'bool', 'text': 'string',
+            'float8': 'string', 'int8[]': 'int[]', 'text[]': 'string[]'}
+    # a value of each JSON type (an object and arrays nested or holding a null too)
+    JSON_TYPES = [('string', '1'), ('number', Raw('7')), ('bool', True), ('object', Obj([])),
+                  ('nested array', [[Raw('1')]]), ('array with null', [None]),
+                  ('array', [Raw('1')]), ('string array', ['p_int'])]
+    # integers out of range or not whole (and NaN-ish strings): (value, SQLSTATE)
+    BAD_NUMBERS = [(Raw('2147483648'), 'int4'), (Raw('-2147483649'), 'int4'),
+                   (Raw('9223372036854775808'), None), (Raw('-9223372036854775809'), None),
+                   (Raw('1e400'), None), (Raw('-1e400'), None), (Raw('1.5'), '22023'),
+                   (Raw('-0.5'), '22023'), (Raw('1e-400'), '22023'), ('NaN', '22023'),
+                   ('Infinity', '22023'), ('-Infinity', '22023')]
+    BAD_VERSIONS = [(Raw('2'), '0A000'), (Raw('9223372036854775807'), '0A000'),
+                    (Raw('9223372036854775808'), '22003'), (Raw('1e400'), '22003'),
+                    (Raw('1' + '0' * 30), '22003'), (Raw('0'), '22023'), (Raw('-1'), '22023'),
+                    (Raw('-0'), '22023'), (Raw('1.5'), '22023'), ('1', '22023'), (None, '22023'),
+                    (True, '22023'), ([Raw('1')], '22023'), (Obj([('version', Raw('1'))]), '22023'),
+                    ('NaN', '22023')]
+    BAD_OPS = ['retire', 'CLAIM', '', 'claim ', ' claim', 'x' * 100000, 'snowid_registry_claim',
+               'claim\u0000'[:-1] + '\u200b', None, Raw('1'), True, ['claim'], Obj([('op', 'claim')])]
+    EXTRA_FIELDS = [('role', 'postgres'), ('role', 'member_b'), ('role', OUTSIDER),
+                    ('p_node_id', Raw('1')), ('', Raw('1')), ('Node_id', Raw('1')),
+                    ('x' * 10000, None), ('version ', Raw('1')), ('rows', [])]
+    NOT_OBJECTS = ['[1, 2]', '"claim"', 'null', '1', 'true', '[]', None]
+    # the codes a request refused before any call may have (registry_request.c):
+    # invalid (22023), out of range (22003), null (22004), not JSON (22P02),
+    # a newer version (0A000); the call itself: no EXECUTE (42501)
+    REQUEST_CODES = ('22', '0A000', '42501', '42883')
+
+    def request_pairs(self, fn, args):
+        """The typed request of fn(args) as the registry builds it from the
+        same casts as the positional call: an Obj of (field, value), the
+        numbers as written (Raw)."""
+        op, fields, _ = REQUEST_OPS[self.FUNCTIONS[fn]]
+        exprs = split_call(self.junk_sql(fn))[2]
+        text = self.q("SELECT (" + request_expr(op, fields, exprs).split('request(', 1)[1][:-1]
+                      + ")::text", args)[0][0]
+        return json.loads(text, object_pairs_hook=Obj, parse_int=Raw, parse_float=Raw)
+
+    def send_request(self, m, text, conn=None):
+        """m's request, given as JSON text (None: SQL NULL); returns call()'s
+        (rows, error, t0, t1)."""
+        return self.call(m, "SELECT snowid.snowid_registry_request(%s::jsonb)", [text],
+                         typed=False)
+
+    def refused_changes_nothing(self, inv, m, what, before, err):
+        """A refused call changed no row (before: node_rows, range_rows and
+        pool_state before it)."""
+        after = (self.node_rows(), self.range_rows(), self.pool_state())
+        strip = lambda nodes: {n: r[:8] for n, r in nodes.items()}
+        if (strip(after[0]), after[1], after[2]) != (strip(before[0]), before[1], before[2]):
+            self.violate(inv, f'{m.role}\'s {what} was refused '
+                         f'({err.pgcode or "connection lost"}) but changed the registry\'s rows')
+
+    @precondition(lambda self: HAS['request'])
+    @rule(i=st.integers(0, len(MEMBERS)), fn=st.sampled_from(sorted(CALLS)),
+          defect=st.sampled_from(['not_object', 'no_version', 'version', 'no_op', 'op', 'missing',
+                                  'extra', 'type', 'range', 'literal', 'huge', 'dup_last_good',
+                                  'dup_last_bad', 'dup_version', 'spelling']),
+          pick=st.integers(0, 99))
+    @timed
+    def bad_request(self, i, fn, defect, pick):
+        """A typed request that is wrong in one way (a member's, or the
+        outsider's: i = len(MEMBERS)): not a JSON object, its version or
+        operation missing, unknown, of the wrong type or out of range, a
+        field missing or unknown (a role among them), a field of every
+        other JSON type, an integer out of range or not whole, a NaN
+        literal, a huge string, a key twice.  Refused before any call
+        with its documented code and nothing changed (request_checked);
+        a request that is right after all (the last of a key given twice
+        is right, an integer spelled 3.0) is taken as the plain one."""
+        self.step_begin('bad_request')
+        m = self.members[i] if i < len(self.members) else self.outsider()
+        outsider = i >= len(self.members)
+        args = self.honest_args(fn, m)
+        req = self.request_pairs(fn, args)
+        kinds = [self.KIND[t] for _, t in self.CALLS[fn]]
+        fields = REQUEST_OPS[self.FUNCTIONS[fn]][1]       # (in the parameters' order)
+        f = pick % len(fields)
+        good = False            # the request is right after all
+        codes = ('22023',)
+        text = None
+        if defect == 'not_object':
+            text = self.NOT_OBJECTS[pick % len(self.NOT_OBJECTS)] if pick % 8 else \
+                '[' + enc(req) + ']'
+            codes = ('22004',) if text is None else ('22023',)
+        elif defect == 'no_version':
+            req = Obj([kv for kv in req if kv[0] != 'version'])
+        elif defect == 'version':
+            v, codes = self.BAD_VERSIONS[pick % len(self.BAD_VERSIONS)]
+            req.set('version', v)
+            codes = (codes,)
+        elif defect == 'no_op':
+            req = Obj([kv for kv in req if kv[0] != 'op'])
+        elif defect == 'op':
+            req.set('op', self.BAD_OPS[pick % len(self.BAD_OPS)])
+        elif defect == 'missing':
+            req = Obj([kv for kv in req if kv[0] != fields[f]])
+        elif defect == 'extra':
+            req.append(self.EXTRA_FIELDS[pick % len(self.EXTRA_FIELDS)])
+        elif defect == 'type':
+            kind = kinds[f]
+            fits = {'int': ('number',), 'number': ('number',), 'bool': ('bool',),
+                    'string': ('string',), 'int[]': ('array',), 'string[]': ('string array',)}[kind]
+            wrong = [(n, v) for n, v in self.JSON_TYPES if n not in fits]
+            n, v = wrong[pick % len(wrong)]
+            req.set(fields[f], v)
+            codes = ('22004',) if n == 'array with null' and kind.endswith('[]') else ('22023',)
+        elif defect == 'range':
+            ints = [k for k, kind in zip(fields, kinds) if kind in ('int', 'int[]')]
+            f = fields.index(ints[pick % len(ints)])
+            v, typ = self.BAD_NUMBERS[(pick // len(ints)) % len(self.BAD_NUMBERS)]
+            if typ == 'int4' and self.CALLS[fn][f][1] != 'int4':
+                v, typ = Raw('9223372036854775808'), None
+            req.set(fields[f], [v] if kinds[f] == 'int[]' else v)
+            codes = (typ if typ and typ != 'int4' else '22003',)
+        elif defect == 'literal':
+            text = enc(req).replace('"version": 1', '"version": ' + ['NaN', 'Infinity', '-Infinity',
+                                                                   '1e', '01', '+1'][pick % 6], 1)
+            codes = ('22P02',)
+        elif defect == 'huge':
+            strs = [k for k, kind in zip(fields, kinds) if kind == 'string']
+            req.set(strs[pick % len(strs)], 'x' * 1000000)
+            good = 'call'       # checked by the positional function
+        elif defect == 'dup_last_good':
+            n, v = [(n, v) for n, v in self.JSON_TYPES if n == 'object'][0]
+            honest = req.get(fields[f])
+            req = Obj([kv for kv in req if kv[0] != fields[f]] + [(fields[f], v), (fields[f], honest)])
+            good = True
+        elif defect == 'dup_last_bad':
+            req.append((fields[f], Obj([])))
+        elif defect == 'dup_version':
+            first = pick % 2 == 0
+            req = Obj([('version', Raw('2') if first else Raw('1'))] + list(req)
+                      + [('version', Raw('1') if first else Raw('2'))])
+            good = first
+            codes = ('0A000',)
+        elif defect == 'spelling':
+            ints = [k for k, kind in zip(fields, kinds) if kind == 'int' and req.get(k) is not None]
+            if not ints:
+                return
+            k = ints[pick % len(ints)]
+            v = int(str(req.get(k)))
+            req.set(k, Raw([f'{v}.0', f'{v}e0', f'{v}0e-1', f'{v}.000', f'{v}E+0'][pick % 5]))
+            good = True
+        if text is None and defect != 'not_object':
+            text = enc(req)
+        before = (self.node_rows(), self.range_rows(), self.pool_state())
+        self.before_nodes, self.before_ranges = before[0], before[1]
+        if good and fn == 'report':
+            self.allow_report_args(m, args)
+        rows, err, t0, t1 = self.send_request(m, text)
+        shown = text or 'NULL'
+        shown = shown if len(shown) <= 400 else \
+            shown[:150] + f' ... ({len(shown)} characters) ... ' + shown[-150:]
+        what = f'request {fn} ({defect}: {shown!r})'
+        said = (err.pgerror or '').strip().splitlines()[0][:300] if err is not None else ''
+        if err is not None and (err.pgcode is None or not err.pgcode.startswith(self.REQUEST_CODES)):
+            self.violate('request_checked', f'{m.role}\'s {what} was refused with '
+                         f'{err.pgcode or "no SQLSTATE (connection lost)"}, not a documented '
+                         f'code ({", ".join(self.REQUEST_CODES)}): {said}')
+        STATS['states'].add(('request', f'{defect}: ' + (err.pgcode if err is not None else 'answered')
+                             + (' (outsider)' if outsider else '')))
+        if good:
+            # taken as the plain request: no complaint of the request's own
+            if err is not None and 'registry request' in said:
+                self.violate('request_checked', f'{m.role}\'s {what}, right after all, was '
+                             f'refused: {err.pgcode} {said}')
+            if outsider and (err is None or err.pgcode != '42501') and not (
+                    good == 'call' and err is not None and err.pgcode.startswith('22')):
+                self.violate('request_privilege', f'the outsider\'s {what} was not refused '
+                             f'42501: ' + (f'{err.pgcode} {said}' if err is not None else repr(rows)))
+            if err is None and not outsider:
+                self.take_answer(m, fn, args, self.answer_rows(fn, rows), t0, t1)
+            elif err is not None:
+                if good == 'call' and not err.pgcode.startswith(self.JUNK_CODES):
+                    self.violate('request_checked', f'{m.role}\'s {what} was refused with '
+                                 f'{err.pgcode}, not a clear error: {said}')
+                self.refused_changes_nothing('request_checked', m, what, before, err)
+        else:
+            if err is None:
+                self.violate('request_checked', f'{m.role}\'s {what} was answered: {rows!r}')
+            elif err.pgcode not in codes:
+                self.violate('request_checked', f'{m.role}\'s {what} was refused with '
+                             f'{err.pgcode}, not {"/".join(codes)}: {said}')
+            else:
+                self.refused_changes_nothing('request_checked', m, what, before, err)
+        self.check_cross_role(m)
+        self.check_pools(f'a {what}')
+
+    def answer_rows(self, fn, rows):
+        """A request's answer ({"version": 1, "rows": [...]}) as the rows of
+        junk_sql(fn) (the positional function's columns, in order)."""
+        answer = rows[0][0] if rows and rows[0] else None
+        if not isinstance(answer, dict) or answer.get('version') != 1:
+            self.violate('request_same', f'a request was answered {answer!r}, not {{"version": 1, '
+                         '"rows": [...]}}')
+        columns = [c.split()[0] for c in REQUEST_OPS[self.FUNCTIONS[fn]][2].split(', ')]
+        out = []
+        for r in answer.get('rows') or []:
+            vals = [r.get(c) for c in columns]
+            if fn in ('claim', 'reassert') and isinstance(vals[6], str):
+                vals[6] = self.q("SELECT extract(epoch FROM %s::timestamptz)::float8 * 1000",
+                                 (vals[6],))[0][0]
+            out.append(tuple(vals))
+        return out
+
+    # ---- typed and positional, on two registries in the same state ----
+
+    TIMED_COLUMNS = ('floor_id', 'last_id')     # IDs: of a time, or as recorded
+
+    def twin_admin(self):
+        if getattr(self, '_twin', None) is None or self._twin.closed:
+            self._twin = REG.connect(TWIN_DB, 'postgres', autocommit=False)
+        return self._twin
+
+    def twin_copy(self):
+        """The twin's registry rows made those of ids (the same state)."""
+        src, dst = self.admin(), self.twin_admin()
+        if dst.status != psycopg2.extensions.STATUS_READY:
+            dst.rollback()
+        try:
+            with dst.cursor() as dc:
+                dc.execute("SELECT snowid.snowid_registry_recovering()")
+                if dc.fetchone()[0] is not None:
+                    dst.rollback()
+                    return False
+                dc.execute("; ".join(f"DELETE FROM snowid.{t}" for t in reversed(TWIN_TABLES)))
+                for t in TWIN_TABLES:
+                    buf = io.StringIO()
+                    with src.cursor() as sc:
+                        sc.copy_expert(f"COPY snowid.{t} TO STDOUT", buf)
+                    buf.seek(0)
+                    dc.copy_expert(f"COPY snowid.{t} FROM STDIN", buf)
+            dst.commit()
+        except psycopg2.Error:
+            self._twin = None
+            raise
+        return True
+
+    @staticmethod
+    def state_of(cur):
+        """A registry's rows (TWIN_TABLES), each as a dict, its times in ms."""
+        out = {}
+        for t in TWIN_TABLES:
+            cur.execute(f"SELECT pg_catalog.to_jsonb(r)::text FROM snowid.{t} r")
+            for (text,) in cur.fetchall():
+                row = json.loads(text)
+                for k, v in row.items():
+                    if isinstance(v, str) and re.match(r'^\d{4}-\d\d-\d\dT\d\d:\d\d', v):
+                        row[k] = ('ms', datetime.datetime.fromisoformat(v).timestamp() * 1000)
+                key = {'snowid_pool': 'name', 'snowid_registry_node': 'node_id',
+                       'snowid_registry_role': 'role'}.get(t)
+                out[(t, row.get(key) if key else
+                     (row.get('pool'), row.get('first_value')) if t == 'snowid_pool_range' else 1)] = row
+        return out
+
+    @staticmethod
+    def same_value(col, a, b, ta, tb, slack):
+        """Whether a (answered at ta) and b (at tb) are the same answer:
+        equal, or times (and IDs of a time) as far from their calls."""
+        if a == b:
+            return True
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            a, b = a[1], b[1]
+        elif col in RegistryFuzz.TIMED_COLUMNS and isinstance(a, int) and isinstance(b, int):
+            a, b = id_ms(a), id_ms(b)
+        elif col == 'detail' and isinstance(a, str) and isinstance(b, str):
+            return re.sub(r'\d+', '#', a) == re.sub(r'\d+', '#', b)
+        elif not (isinstance(a, float) and isinstance(b, float)):
+            return False
+        return abs(a - b) <= 1 or abs((a - ta) - (b - tb)) <= slack
+
+    def twin_call(self, m, sql, args):
+        """m's call on the twin: (rows, error, t0, t1)."""
+        STATS['calls'] += 1
+        c = REG.connect(TWIN_DB, m.role)
+        rows, err = None, None
+        t0 = REG.now_ms()
+        try:
+            with c.cursor() as cur:
+                cur.execute(sql, args)
+                rows = cur.fetchall()
+        except psycopg2.Error as e:
+            err = e
+        finally:
+            t1 = REG.now_ms()
+            c.close()
+        CURRENT['calls'].append(f'{m.role}[twin] {sql[:60]}... -> '
+                                + (f'ERROR {err.pgcode}' if err is not None else repr(rows)))
+        return rows, err, t0, t1
+
+    def near_edge(self, state, t0, t1, args, fn):
+        """Whether a lease, floor or takeover of the rows, or the lease end a
+        re-assertion gives, ends between the two calls (give or take
+        150 ms): then their answers may differ by time alone."""
+        edges = []
+        for (t, _), row in state.items():
+            for k, v in row.items():
+                if isinstance(v, tuple):
+                    edges += [v[1], v[1] + TAKEOVER_MS, v[1] + MAX_LEAD_MS, v[1] + 100]
+        if fn == 'reassert' and isinstance(args[16], float):
+            edges += [args[16] * 1000, args[16] * 1000 - MAX_LEASE_S * 1000]
+        return any(t0 - 150 <= e <= t1 + 150 for e in edges)
+
+    @precondition(lambda self: HAS['request'])
+    @rule(i=members_i, fn=st.sampled_from(sorted(CALLS)), which=st.integers(-1, 16),
+          pick=st.integers(0, 7), typed_here=st.booleans(), twin_first=st.booleans())
+    @timed
+    def typed_vs_positional(self, i, fn, which, pick, typed_here, twin_first):
+        """One member call (as its worker makes it, or with junk in one
+        argument) made positionally on one registry and as a typed request
+        (the same values) on the other, ids and its twin, the twin's rows
+        copied from ids just before: the same answer (the same rows, or
+        the same SQLSTATE) and the same change of the rows, times taken
+        from each call (request_same).  The call on ids is the model's."""
+        self.step_begin('typed_vs_positional')
+        m = self.members[i]
+        args = self.honest_args(fn, m)
+        if 0 <= which < len(args):
+            name, typ = self.CALLS[fn][which]
+            junk = self.JUNK[typ][pick % len(self.JUNK[typ])]
+            if typ == 'numeric' and junk in ('NaN', 'Infinity', '-Infinity'):
+                return      # (no JSON number: a string, refused as one)
+            args[which] = junk
+        if fn == 'return' and args[0] == UPSTREAM_POOL:
+            return          # (the upstream pool draws on holdings the two share)
+        if self.q("SELECT snowid.snowid_registry_recovering()")[0][0] is not None or \
+                not self.twin_copy():
+            STATS['states'].add(('typed_vs_positional', 'skipped: a registry in its grace'))
+            return
+        before = self.state_of(self.admin().cursor())
+        self.before_nodes, self.before_ranges = self.node_rows(), self.range_rows()
+        if fn == 'report':
+            self.allow_report_args(m, args)
+        sql = self.junk_sql(fn)
+        here_sql, there_sql = (typed_sql(sql), sql) if typed_here else (sql, typed_sql(sql))
+        if twin_first:
+            there = self.twin_call(m, there_sql, args)
+        here = self.call(m, here_sql, args, typed=False)
+        if not twin_first:
+            there = self.twin_call(m, there_sql, args)
+        rows, err, t0, t1 = here
+        if err is None:
+            self.take_answer(m, fn, args, rows, t0, t1)
+        after = self.state_of(self.admin().cursor())
+        with self.twin_admin().cursor() as cur:
+            after_twin = self.state_of(cur)
+        self.twin_admin().rollback()
+        what = (f'{fn}({", ".join(str(a)[:24] for a in args)}) by {m.role}, typed on '
+                + ('ids' if typed_here else 'the twin'))
+        slack = 300
+        diffs = []
+        (r1, e1, a0, _), (r2, e2, b0, _) = here, there
+        if (e1 is None) != (e2 is None):
+            diffs.append(f'answered {r1 if e1 is None else r2!r} on one, refused '
+                         f'{(e2 if e1 is None else e1).pgcode} on the other')
+        elif e1 is not None and e1.pgcode != e2.pgcode:
+            diffs.append(f'refused {e1.pgcode} on ids, {e2.pgcode} on the twin')
+        elif e1 is None:
+            columns = [c.split()[0] for c in REQUEST_OPS[self.FUNCTIONS[fn]][2].split(', ')]
+            if len(r1) != len(r2) or any(
+                    not self.same_value(columns[k] if k < len(columns) else '', x, y, a0, b0, slack)
+                    for x1, y1 in zip(r1, r2) for k, (x, y) in enumerate(zip(x1, y1))):
+                diffs.append(f'answered {r1!r} on ids, {r2!r} on the twin')
+        for key in sorted(set(before) | set(after) | set(after_twin), key=str):
+            b, a1, a2 = before.get(key), after.get(key), after_twin.get(key)
+            if (a1 is None) != (a2 is None):
+                diffs.append(f'{key}: {b} became {a1} on ids, {a2} on the twin')
+                continue
+            if a1 is None:
+                continue
+            for col in set(a1) | set(a2):
+                if not self.same_value(col, a1.get(col), a2.get(col), a0, b0, slack):
+                    diffs.append(f'{key} {col}: {(b or {}).get(col)} became {a1.get(col)} on ids, '
+                                 f'{a2.get(col)} on the twin')
+        if diffs and self.near_edge(before, min(a0, b0), max(here[3], there[3]), args, fn):
+            STATS['states'].add(('typed_vs_positional', 'differed by time alone (a lease '
+                                 'or takeover ended between the calls)'))
+            diffs = []
+        STATS['states'].add(('typed_vs_positional', f'{fn}: '
+                             + (f'refused {e1.pgcode}' if e1 is not None else 'answered')
+                             + (' (same)' if not diffs else ' (differed)')))
+        if diffs:
+            self.violate('request_same', f'{what}: typed and positional differ: '
+                         + '; '.join(diffs[:6]))
+        self.check_cross_role(m)
+        self.check_pools(f'{what}')
+
+    def outsider(self):
+        """The outsider: a login that may use the schema, with no EXECUTE on
+        any member function."""
+        if getattr(self, '_outsider', None) is None:
+            o = Member('x', len(MEMBERS), self.rnd)
+            o.role = OUTSIDER
+            self._outsider = o
+        return self._outsider
+
+    @precondition(lambda self: HAS['request'])
+    @rule(fn=st.sampled_from(sorted(CALLS)), j=members_i, typed_first=st.booleans())
+    @timed
+    def outsider_calls(self, fn, j, typed_first):
+        """The outsider calls as a member would (a member's node, its own
+        identity), positionally and as a typed request: both refused
+        42501 (the request adds no right: it calls the positional
+        function as the caller), nothing changed (request_privilege)."""
+        self.step_begin('outsider_calls')
+        x, o = self.outsider(), self.members[j]
+        x.holds = {n: 0 for n in list(o.holds)[:1]}
+        args = self.honest_args(fn, x)
+        for typed in (typed_first, not typed_first):
+            before = (self.node_rows(), self.range_rows(), self.pool_state())
+            self.before_nodes, self.before_ranges = before[0], before[1]
+            rows, err, _, _ = self.call(x, self.junk_sql(fn), args, typed=typed)
+            what = f'{"typed" if typed else "positional"} {fn}'
+            if err is None or err.pgcode != '42501':
+                self.violate('request_privilege', f'the outsider\'s {what} was not refused 42501: '
+                             + (f'{err.pgcode} {(err.pgerror or "").strip()[:200]}' if err is not None
+                                else repr(rows)))
+            self.refused_changes_nothing('request_privilege', x, what, before, err)
+            self.check_pools(f'the outsider\'s {what}')
 
     # ---- rules: an upstream pool (issue 39) ----
 
@@ -2105,7 +2735,7 @@ class RegistryFuzz(RuleBasedStateMachine):
     # ---- rules: the registry's life ----
 
     def end_all_open(self):
-        for m in self.members:
+        for m in self.members + [self.outsider()]:
             m.drop_conns()
 
     # which members re-assert their leases right after an event (bit i:
@@ -2164,7 +2794,7 @@ class RegistryFuzz(RuleBasedStateMachine):
                "WHERE datname = 'ids' AND pid <> pg_backend_pid()")
         before = REG.now_ms()
         self.q("DROP EXTENSION snowid CASCADE; CREATE EXTENSION snowid SCHEMA snowid; "
-               + GRANTS_SQL + "; " + settings_sql(self.grace_ms // 1000) + "; "
+               + GRANTS_SQL + "; " + OUTSIDER_SQL + "; " + settings_sql(self.grace_ms // 1000) + "; "
                + "; ".join(f"SELECT snowid.snowid_pool_create('{n}', '{t}')" for n, t in POOLS)
                + "; " + UPSTREAM_SQL + "; SELECT 1")
         self.forgot = True

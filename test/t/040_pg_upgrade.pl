@@ -14,7 +14,11 @@
 # refuses to start.  The ticket sequences go on above every value issued
 # before (into the same table, whose primary key would refuse a repeat), one
 # of them from the position its sequence was moved forward to, and a rewind
-# of a ticket sequence is still refused after the upgrade.
+# of a ticket sequence is still refused after the upgrade.  Counters per key
+# (gapless, fast, and fast striped) go on per key above every value given
+# before, the gapless ones with no hole, with nothing to do after
+# pg_upgrade: their keys' rows are table rows, and a fast counter's cache
+# starts empty, reserving above them.
 
 use strict;
 use warnings;
@@ -76,6 +80,14 @@ SELECT snowid_ticket_create('t_moved', 1, 2, 10);
 CREATE TABLE taken (v bigint PRIMARY KEY, ticket text NOT NULL, era text NOT NULL);
 INSERT INTO taken SELECT snowid_ticket_next('t_plain'), 't_plain', 'old' FROM generate_series(1, 25);
 INSERT INTO taken SELECT snowid_ticket_next('t_moved'), 't_moved', 'old' FROM generate_series(1, 25);
+SELECT snowid_counter_create('c_gap');
+SELECT snowid_counter_create('c_fast', mode => 'fast', block => 10);
+SELECT snowid_counter_create('c_stripe', mode => 'fast', block => 4, stripe => 1, stripes => 3);
+CREATE TABLE counted (counter text, key text, v bigint, era text NOT NULL,
+                      PRIMARY KEY (counter, key, v));
+INSERT INTO counted SELECT c, k, snowid_counter_next(c, k), 'old'
+  FROM generate_series(1, 13), unnest(ARRAY['c_gap', 'c_fast', 'c_stripe']) c,
+       unnest(ARRAY['acme', 'globex']) k;
 });
 
 # Move t_moved's sequence forward: its next block is 101 or above, whose
@@ -179,6 +191,38 @@ cmp_ok($new_min{t_plain}, '>', $old_max{t_plain}, 't_plain continues above its o
 cmp_ok($new_min{t_moved}, '>', 2000,
 	't_moved continues from the position its sequence was moved forward to');
 note "new cluster: ticket values from $new_min{t_plain} (t_plain), $new_min{t_moved} (t_moved)";
+
+# ---- counters per key ----
+
+$new->safe_psql(
+	'postgres', q{
+INSERT INTO counted SELECT c, k, snowid_counter_next(c, k), 'new'
+  FROM generate_series(1, 5), unnest(ARRAY['c_gap', 'c_fast', 'c_stripe']) c,
+       unnest(ARRAY['acme', 'globex']) k;
+});
+is( $new->safe_psql(
+		'postgres', q{
+SELECT string_agg(counter || '/' || key || ':' || n_old || '+' || n_new, ' ' ORDER BY counter, key)
+FROM (SELECT counter, key, count(*) FILTER (WHERE era = 'old') n_old,
+             count(*) FILTER (WHERE era = 'new') n_new
+      FROM counted GROUP BY 1, 2) s}),
+	'c_fast/acme:13+5 c_fast/globex:13+5 c_gap/acme:13+5 c_gap/globex:13+5 c_stripe/acme:13+5 c_stripe/globex:13+5',
+	'every counter gave each key 5 values after the upgrade, none refused by the primary key');
+is( $new->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM (SELECT counter, key FROM counted GROUP BY 1, 2
+  HAVING min(v) FILTER (WHERE era = 'new') <= max(v) FILTER (WHERE era = 'old')) s}),
+	'0', 'each key goes on above every value it was given before the upgrade');
+is( $new->safe_psql(
+		'postgres', q{
+SELECT string_agg(key || ':' || array_to_string(vs, ','), ' ' ORDER BY key)
+FROM (SELECT key, array_agg(v ORDER BY v) vs FROM counted
+      WHERE counter = 'c_gap' AND era = 'new' GROUP BY key) s}),
+	'acme:14,15,16,17,18 globex:14,15,16,17,18',
+	'a gapless key goes on with no hole');
+is( $new->safe_psql('postgres',
+		"SELECT count(*) FROM counted WHERE counter = 'c_stripe' AND (v - 1) % 3 <> 1"),
+	'0', 'a striped counter stays in its stripe');
 
 # A rewind is still refused.
 $new->safe_psql('postgres', "SELECT setval('t_plain', 0, false)");

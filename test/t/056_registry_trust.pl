@@ -256,12 +256,10 @@ isnt($a->safe_psql('postgres', 'SELECT node_id FROM snowid_registry_status()'),
 $registry->safe_psql(
 	'reg', q{
 BEGIN;
-ALTER EVENT TRIGGER snowid_ticket_dropped DISABLE;
-ALTER EVENT TRIGGER snowid_counter_dropped DISABLE;
+ALTER EVENT TRIGGER snowid_dropped DISABLE;
 DROP SCHEMA public CASCADE;
 ALTER SCHEMA snowid_real RENAME TO public;
-ALTER EVENT TRIGGER snowid_ticket_dropped ENABLE;
-ALTER EVENT TRIGGER snowid_counter_dropped ENABLE;
+ALTER EVENT TRIGGER snowid_dropped ENABLE;
 ALTER EVENT TRIGGER snowid_schema_renamed ENABLE;
 COMMIT;
 });

@@ -256,5 +256,27 @@ SELECT string_agg(shop || ':' || array_to_string(nos, ','), ' ' ORDER BY shop)
 FROM (SELECT shop, array_agg(no ORDER BY no) nos FROM app.orders GROUP BY shop) t}),
 	's1:1,2,3,4,5,6,7,51,52,53 s2:1,2,3,4,5,6,7,51,52,53',
 	'fast keys go on above the block reserved before the dump');
+$fresh->stop;
+
+# No background worker slot for the server process that reserves a fast
+# counter's blocks: the error speaks of the counter, and says what to
+# raise (until 2.1 it spoke of a registry).
+my $starved = snowid_node('starved', 1, "max_worker_processes = 0\n");
+$starved->start;
+$starved->safe_psql('postgres',
+	"CREATE EXTENSION snowid; SELECT snowid_counter_create('lot_no', mode => 'fast')"
+);
+for my $try (1, 2)
+{
+	my ($ret, $out, $err) = $starved->psql('postgres',
+		"SELECT snowid_counter_next('lot_no', 'k')");
+	like(
+		$err,
+		qr/ERROR:  could not reserve values for counter public\.lot_no: no (background worker slot free for a server process|server process) of database "postgres".*HINT:  Raise max_worker_processes: each database with fast counters needs/s,
+		"without a worker slot, taking a fast counter's value fails naming the counter (call $try)"
+	);
+	unlike($err, qr/(?<!snowid\.)registry/, "and says nothing of a registry (call $try)");
+}
+$starved->stop;
 
 done_testing();
