@@ -2,8 +2,9 @@
  *
  * counter_catalog.c
  *	  Counters per key: a counter named by text, found in the caller's
- *	  search_path at every call (as nextval('name'::text)), locked against
- *	  a concurrent DROP, its privileges checked at every call, and its
+ *	  search_path at every call (as nextval('name'::text); the lookup
+ *	  cached per backend as a ticket's name is), locked against a
+ *	  concurrent DROP, its privileges checked at every call, and its
  *	  settings (the row of snowid_counter, fixed once created) cached per
  *	  backend until its sequence's relcache entry is invalidated (DROP,
  *	  ALTER, GRANT).  Also the key argument, as text, checked.
@@ -22,7 +23,9 @@
 #include "counter_exec.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "storage/lmgr.h"
 #include "ticket_catalog.h"
+#include "ticket_lookup.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -119,10 +122,18 @@ snowid_counter_read(SnowidCounterEntry *entry, Oid relid, Oid extnsp,
 	return true;
 }
 
+/* The counter's name as the caller wrote it, for messages. */
+static char *
+snowid_counter_arg_name(text *arg)
+{
+	return NameListToString(textToQualifiedNameList(arg));
+}
+
 static void
-snowid_counter_check(Oid relid, const char *name, SnowidCounterRight right)
+snowid_counter_check(Oid relid, text *arg, SnowidCounterRight right)
 {
 	AclResult	result = ACLCHECK_OK;
+	char	   *name;
 
 	switch (right)
 	{
@@ -142,29 +153,58 @@ snowid_counter_check(Oid relid, const char *name, SnowidCounterRight right)
 				result = ACLCHECK_NOT_OWNER;
 			break;
 	}
-	if (result != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for counter %s", name),
-				 errdetail("%s",
-						   right == COUNTER_TAKE ? "Taking a counter's values needs USAGE or UPDATE on it, as nextval() does." :
-						   right == COUNTER_READ ? "Reading a counter's values needs SELECT or USAGE on it." :
-						   right == COUNTER_MOVE ? "Moving a key of a counter forward needs UPDATE on it, as setval() does." :
-						   "Only the counter's owner may drop it or its keys."),
-				 errhint("A counter's privileges are those of its sequence: GRANT USAGE ON SEQUENCE %s TO ...", name)));
+	if (likely(result == ACLCHECK_OK))
+		return;
+	name = snowid_counter_arg_name(arg);
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for counter %s", name),
+			 errdetail("%s",
+					   right == COUNTER_TAKE ? "Taking a counter's values needs USAGE or UPDATE on it, as nextval() does." :
+					   right == COUNTER_READ ? "Reading a counter's values needs SELECT or USAGE on it." :
+					   right == COUNTER_MOVE ? "Moving a key of a counter forward needs UPDATE on it, as setval() does." :
+					   "Only the counter's owner may drop it or its keys."),
+			 errhint("A counter's privileges are those of its sequence: GRANT USAGE ON SEQUENCE %s TO ...", name)));
+}
+
+/*
+ * The relation that counter name arg stands for in the search_path, locked
+ * against DROP until the transaction ends.  The lookup is cached per
+ * backend (snowid_relation_named); a lock newly taken processes
+ * invalidations, so the name is looked up again after it, and the lookup
+ * starts over if the name has moved to another relation meanwhile.
+ */
+static Oid
+snowid_counter_locked(text *arg, FmgrInfo *flinfo)
+{
+	for (;;)
+	{
+		Oid			relid = snowid_relation_named(arg, flinfo);
+
+		if (!OidIsValid(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("counter \"%s\" does not exist",
+							snowid_counter_arg_name(arg)),
+					 errdetail("A counter is looked up by name in the search_path at every call."),
+					 errhint("Create it with snowid_counter_create().")));
+		LockRelationOid(relid, AccessShareLock);
+		if (likely(snowid_relation_named(arg, flinfo) == relid))
+			return relid;
+		UnlockRelationOid(relid, AccessShareLock);
+	}
 }
 
 /*
  * The counter named by argument 0 of the SQL function (text, looked up in
  * the search_path), locked against DROP until the transaction ends, with
- * the privilege right checked for the current user.
+ * the privilege right checked for the current user at every call.
  */
 const SnowidCounter *
 snowid_counter_find(FunctionCallInfo fcinfo, SnowidCounterRight right)
 {
-	List	   *names;
+	text	   *arg;
 	Oid			relid;
-	char	   *name;
 	SnowidCounterEntry *entry;
 	Oid			extnsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 
@@ -172,19 +212,13 @@ snowid_counter_find(FunctionCallInfo fcinfo, SnowidCounterRight right)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("counter name must not be null")));
-	names = textToQualifiedNameList(PG_GETARG_TEXT_PP(0));
-	name = NameListToString(names);
-	relid = RangeVarGetRelid(makeRangeVarFromNameList(names),
-							 AccessShareLock, true);
-	if (!OidIsValid(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("counter \"%s\" does not exist", name),
-				 errdetail("A counter is looked up by name in the search_path at every call."),
-				 errhint("Create it with snowid_counter_create().")));
+	arg = PG_GETARG_TEXT_PP(0);
+	relid = snowid_counter_locked(arg, fcinfo->flinfo);
 	entry = snowid_counter_entry(relid);
 	if (unlikely(!entry->valid || entry->counter.extnsp != extnsp))
 	{
+		char	   *name = snowid_counter_arg_name(arg);
+
 		if (get_rel_relkind(relid) != RELKIND_SEQUENCE ||
 			!snowid_counter_read(entry, relid, extnsp, name))
 			ereport(ERROR,
@@ -193,7 +227,7 @@ snowid_counter_find(FunctionCallInfo fcinfo, SnowidCounterRight right)
 					 errdetail("Counters are made by snowid_counter_create()."),
 					 errhint("For a ticket sequence, use snowid_ticket_next().")));
 	}
-	snowid_counter_check(relid, name, right);
+	snowid_counter_check(relid, arg, right);
 	return &entry->counter;
 }
 

@@ -68,12 +68,22 @@ snowid_ticket_extension_schema(Oid ext)
 	return nsp;
 }
 
-/* The table changed (ALTER EXTENSION UPDATE adds served): look again. */
+/* The catalog table's owner, read by snowid_ticket_catalog_owner(). */
+static Oid	owner_nsp = InvalidOid;
+static Oid	owner_table = InvalidOid;
+static Oid	owner_role = InvalidOid;
+
+/*
+ * The table changed (ALTER EXTENSION UPDATE adds served; ALTER TABLE
+ * OWNER, REASSIGN OWNED or DROP EXTENSION): look again.
+ */
 void
 snowid_ticket_table_cb(Datum arg, Oid relid)
 {
 	if (!OidIsValid(relid) || relid == cached_table)
 		cached_table = InvalidOid;
+	if (!OidIsValid(relid) || relid == owner_table)
+		owner_table = InvalidOid;
 }
 
 /*
@@ -270,20 +280,28 @@ snowid_ticket_lock_existing(Oid relid)
 	return name;
 }
 
-/* The owner of the catalog table snowid_ticket in schema extnsp. */
+/*
+ * The owner of the catalog table snowid_ticket in schema extnsp, cached
+ * until the table's relcache entry is invalidated (snowid_ticket_table_cb):
+ * every counter statement runs as it.
+ */
 Oid
 snowid_ticket_catalog_owner(Oid extnsp)
 {
-	Oid			catalog = get_relname_relid("snowid_ticket", extnsp);
+	Oid			catalog;
 	HeapTuple	tup;
-	Oid			owner;
 
+	if (likely(OidIsValid(owner_table) && owner_nsp == extnsp))
+		return owner_role;
+	catalog = get_relname_relid("snowid_ticket", extnsp);
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(catalog));
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "table snowid_ticket of extension snowid not found");
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	owner_role = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
-	return owner;
+	owner_nsp = extnsp;
+	owner_table = catalog;
+	return owner_role;
 }
 
 /* ---------- registration ---------- */

@@ -271,30 +271,23 @@ snowid_ticket_names_current(void)
 	return ticket_names_generation;
 }
 
-/* Look name up in the search_path; an error if no relation bears it. */
+/* Look name up in the search_path: InvalidOid if no relation bears it. */
 static Oid
 snowid_ticket_name_lookup(text *name)
 {
-	List	   *names = textToQualifiedNameList(name);
-	Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(names),
-										 NoLock, true);
-
-	if (!OidIsValid(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("ticket sequence \"%s\" does not exist",
-						NameListToString(names)),
-				 errdetail("snowid_ticket_next() looks the name up in the search_path when it takes a value."),
-				 errhint("Create the ticket sequence with snowid_ticket_create() on every server that takes its values (on Citus, on every node).")));
-	return relid;
+	return RangeVarGetRelid(makeRangeVarFromNameList(textToQualifiedNameList(name)),
+							NoLock, true);
 }
 
 /*
  * The relation that name (as text) stands for now, for the call site
- * flinfo: looked up as a qualified name in the search_path, or cached.
+ * flinfo: looked up as a qualified name in the search_path, or cached;
+ * InvalidOid if there is none (not cached).  No lock is taken: a caller
+ * that locks the relation looks the name up again after (the lock
+ * processes invalidations) and retries if the answer moved.
  */
 Oid
-snowid_ticket_named(text *name, FmgrInfo *flinfo)
+snowid_relation_named(text *name, FmgrInfo *flinfo)
 {
 	uint64		generation = snowid_ticket_names_current();
 	const char *data = VARDATA_ANY(name);
@@ -320,6 +313,8 @@ snowid_ticket_named(text *name, FmgrInfo *flinfo)
 	else
 	{
 		relid = snowid_ticket_name_lookup(name);
+		if (!OidIsValid(relid))
+			return InvalidOid;
 		/* a lookup may process invalidations: keep it only if none came */
 		if (generation == snowid_ticket_names_current())
 		{
@@ -350,5 +345,21 @@ snowid_ticket_named(text *name, FmgrInfo *flinfo)
 	memcpy(site->name, key, len + 1);
 	site->relid = relid;
 	site->generation = generation;
+	return relid;
+}
+
+/* The same for a ticket: an error if no relation bears the name. */
+Oid
+snowid_ticket_named(text *name, FmgrInfo *flinfo)
+{
+	Oid			relid = snowid_relation_named(name, flinfo);
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("ticket sequence \"%s\" does not exist",
+						NameListToString(textToQualifiedNameList(name))),
+				 errdetail("snowid_ticket_next() looks the name up in the search_path when it takes a value."),
+				 errhint("Create the ticket sequence with snowid_ticket_create() on every server that takes its values (on Citus, on every node).")));
 	return relid;
 }
