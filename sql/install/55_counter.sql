@@ -45,7 +45,13 @@ COMMENT ON TABLE snowid_counter_key IS
 'the last value each key of a counter has been given (gapless) or reserved (fast), written by snowid_counter_next, snowid_counter_restart and snowid_counter_drop_key';
 
 SELECT pg_catalog.pg_extension_config_dump('snowid_counter', '');
-SELECT pg_catalog.pg_extension_config_dump('snowid_counter_key', '');
+-- Only the rows of counters that exist: a fast counter created and used in
+-- a transaction that rolled back leaves its keys' rows (their blocks were
+-- committed by the server process); dumped, such a row's counter (a bare
+-- OID) could be a live counter's after a restore, and its conflict would
+-- fail the restore of every key's row.
+SELECT pg_catalog.pg_extension_config_dump('snowid_counter_key',
+	'WHERE counter OPERATOR(pg_catalog.=) ANY (SELECT c.counter FROM @extschema@.snowid_counter c)');
 
 -- Everyone may read the settings; the keys' positions are read through
 -- snowid_counter_current() (SELECT or USAGE on the counter) and by the
