@@ -192,14 +192,37 @@ COMMENT ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) IS
 -- distributed co-located with the table it numbers, written as the caller
 -- (Citus lets one user write a transaction's shards of a group): its
 -- owner grants SELECT, INSERT, UPDATE on it to the counter's takers.  A
--- row may only move forward, whoever writes it: this trigger on every
--- shard of it refuses an UPDATE that would move a key back.
+-- row may only move forward, whoever writes it, and only the counter's
+-- owner (as the handle's owner is now, on the node of the row's shard)
+-- may delete one (drop a key): its creator keeps the grants on the state
+-- table after the counter has changed hands.  This trigger on every shard
+-- of it refuses the rest.
 CREATE FUNCTION snowid_counter_forward()
 RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	base text;
+	owner oid;
 BEGIN
+	IF TG_OP = 'DELETE' THEN
+		-- the state table of which this is a shard (or itself)
+		base := substring(TG_TABLE_NAME FROM '^(snowid_counter_state_[0-9a-f]{16})(?:_[0-9]+)?$');
+		SELECT s.relowner INTO owner
+		  FROM @extschema@.snowid_counter c
+		  JOIN pg_catalog.pg_class s ON s.oid = c.counter
+		 WHERE c.state = pg_catalog.to_regclass(pg_catalog.format('%I.%I', TG_TABLE_SCHEMA, base));
+		IF owner IS NULL OR NOT pg_catalog.pg_has_role(owner, 'USAGE') THEN
+			RAISE EXCEPTION 'only the owner of a counter may drop its keys'
+				USING ERRCODE = 'insufficient_privilege',
+					  DETAIL = pg_catalog.format('Key %s of the counter whose keys are in %I.%I would start over and give its values again%s.',
+												 OLD.key, TG_TABLE_SCHEMA, base,
+												 CASE WHEN owner IS NULL THEN '; this node has no such counter' ELSE '' END),
+					  HINT = 'The counter''s owner drops a key with snowid_counter_drop_key(), on a node where the counter has been created.';
+		END IF;
+		RETURN OLD;
+	END IF;
 	IF NEW.last < OLD.last THEN
 		RAISE EXCEPTION 'a counter''s key cannot go back'
 			USING ERRCODE = 'invalid_parameter_value',
@@ -214,7 +237,7 @@ $$;
 REVOKE ALL ON FUNCTION snowid_counter_forward() FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_counter_forward() IS
-'counter, internal: trigger before UPDATE on the state table of a counter on Citus (and its shards): refuses to move a key''s last value back';
+'counter, internal: trigger before UPDATE or DELETE on the state table of a counter on Citus (and its shards): refuses to move a key''s last value back, and a delete (a key dropped) by a role other than the counter''s owner';
 
 -- DROP of a ticket sequence or of a counter's sequence (directly, by
 -- DROP SCHEMA, DROP OWNED, ...) removes its rows: the ticket's in

@@ -1,0 +1,79 @@
+# Copyright (c) snowid contributors
+#
+# Counters per key on Citus, attacked by roles that are not superusers:
+# - alice owns a distributed table and a counter co-located with it (her
+#   counter's state table is granted to her with DELETE and GRANT OPTION);
+#   the counter is handed to bob (ALTER SEQUENCE ... OWNER TO on every
+#   node).  alice may then not drop a key through snowid, nor delete its
+#   row in the state table: either would make bob's key start over and
+#   give its numbers again.  bob, granted the state table, takes the
+#   next number and may drop the key.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use SnowidTest;
+use SnowidCitus;
+
+citus_skip_unless_available();
+
+my $c = citus_cluster(workers => 1, snowid => 1);
+my $coord = $c->{coordinator};
+my ($w1) = @{ $c->{workers} };
+my ($rc, $out, $err);
+
+$coord->safe_psql(
+	'postgres', q{
+CREATE ROLE alice LOGIN;
+CREATE ROLE bob LOGIN;
+GRANT CREATE ON SCHEMA public TO alice, bob;
+});
+$coord->safe_psql(
+	'postgres', q{
+SET ROLE alice;
+CREATE TABLE inv (tenant bigint, no bigint, PRIMARY KEY (tenant, no));
+SELECT create_distributed_table('inv', 'tenant');
+SELECT snowid_counter_create('public.inv_no', colocate_with => 'public.inv');
+});
+$w1->safe_psql('postgres',
+	q{SET ROLE alice; SELECT snowid_counter_create('public.inv_no', colocate_with => 'public.inv')});
+my $state = $coord->safe_psql('postgres',
+	q{SELECT state::text FROM snowid_counter WHERE counter = 'inv_no'::regclass});
+note "state table $state";
+is( $coord->safe_psql(
+		'postgres',
+		q{SET ROLE alice; INSERT INTO inv VALUES (7, snowid_counter_next('inv_no', 7)), (7, snowid_counter_next('inv_no', 7)) RETURNING no}),
+	"1\n2", 'alice numbers tenant 7: 1, 2');
+
+# the counter (and the table) go to bob, on every node
+for my $n ($coord, $w1)
+{
+	$n->safe_psql('postgres',
+		q{ALTER SEQUENCE inv_no OWNER TO bob});
+}
+$coord->safe_psql('postgres', q{ALTER TABLE inv OWNER TO bob});
+
+($rc, $out, $err) = $coord->psql('postgres',
+	q{SET ROLE alice; SELECT snowid_counter_drop_key('inv_no', 7)});
+like($err, qr/permission denied for counter/,
+	'alice, no longer the owner, may not drop a key');
+($rc, $out, $err) = $coord->psql('postgres',
+	qq{SET ROLE alice; DELETE FROM $state WHERE key = 7});
+like($err, qr/only the owner of a counter may drop its keys/,
+	"nor delete the key's row in the state table (the shard's trigger)");
+$coord->safe_psql('postgres',
+	qq{GRANT SELECT, INSERT, UPDATE, DELETE ON $state TO bob});
+is( $coord->safe_psql(
+		'postgres',
+		q{SET ROLE bob; INSERT INTO inv VALUES (7, snowid_counter_next('inv_no', 7)) RETURNING no}),
+	'3', "bob's next number of tenant 7 is 3");
+is( $w1->safe_psql(
+		'postgres', q{SET ROLE bob; SELECT snowid_counter_drop_key('inv_no', 7)}),
+	't', 'bob, the owner, drops the key (from a worker)');
+
+done_testing();
