@@ -7,7 +7,11 @@
 #   node).  alice may then not drop a key through snowid, nor delete its
 #   row in the state table: either would make bob's key start over and
 #   give its numbers again.  bob, granted the state table, takes the
-#   next number and may drop the key.
+#   next number and may drop the key;
+# - the statements on the state table run as the caller, parsed in its
+#   search_path: a schema first in it with operators = and + on bigint
+#   (always true, a minus) is never used, from the coordinator or a
+#   worker.
 
 use strict;
 use warnings;
@@ -75,5 +79,47 @@ is( $coord->safe_psql(
 is( $w1->safe_psql(
 		'postgres', q{SET ROLE bob; SELECT snowid_counter_drop_key('inv_no', 7)}),
 	't', 'bob, the owner, drops the key (from a worker)');
+
+# ---- a hostile search_path (the statements on the state table run as
+# the caller)
+# (Citus sends the schema and functions to the workers, not operators)
+$coord->safe_psql(
+	'postgres', q{
+CREATE SCHEMA evil;
+CREATE FUNCTION evil.always(bigint, bigint) RETURNS boolean LANGUAGE sql AS 'SELECT true';
+CREATE FUNCTION evil.minus(bigint, bigint) RETURNS bigint LANGUAGE sql AS 'SELECT $1 - $2';
+CREATE OPERATOR evil.= (leftarg = bigint, rightarg = bigint, function = evil.always);
+CREATE OPERATOR evil.+ (leftarg = bigint, rightarg = bigint, function = evil.minus);
+CREATE OPERATOR evil.<= (leftarg = bigint, rightarg = bigint, function = evil.always);
+GRANT USAGE ON SCHEMA evil TO PUBLIC;
+});
+$w1->safe_psql(
+	'postgres', q{
+CREATE OPERATOR evil.= (leftarg = bigint, rightarg = bigint, function = evil.always);
+CREATE OPERATOR evil.+ (leftarg = bigint, rightarg = bigint, function = evil.minus);
+CREATE OPERATOR evil.<= (leftarg = bigint, rightarg = bigint, function = evil.always);
+});
+for my $n ($coord, $w1)
+{
+	is( $n->safe_psql(
+			'postgres',
+			q{SELECT count(*) FROM pg_operator WHERE oprnamespace = 'evil'::regnamespace}),
+		'3', 'operators planted on node ' . $n->name);
+}
+is( $coord->safe_psql(
+		'postgres',
+		q{SET search_path = evil, public; SET ROLE bob;
+		  INSERT INTO inv VALUES (8, snowid_counter_next('inv_no', 8)), (8, snowid_counter_next('inv_no', 8)) RETURNING no}),
+	"1\n2", 'under a hostile search_path, the coordinator numbers tenant 8: 1, 2');
+is( $w1->safe_psql(
+		'postgres',
+		q{SET search_path = evil, public; SET ROLE bob;
+		  SELECT snowid_counter_restart('inv_no', 8, 10);
+		  INSERT INTO inv VALUES (8, snowid_counter_next('inv_no', 8)) RETURNING no}),
+	"\n10", 'and a worker restarts it and goes on at 10');
+is( $coord->safe_psql(
+		'postgres',
+		q{SET search_path = evil, public; SELECT snowid_counter_current('inv_no', 8), snowid_counter_current('inv_no', 9)}),
+	'10|', 'the current values read right');
 
 done_testing();
