@@ -8,6 +8,12 @@
 #   row in the state table: either would make bob's key start over and
 #   give its numbers again.  bob, granted the state table, takes the
 #   next number and may drop the key;
+# - clerk, a taker (USAGE on the counter; SELECT, INSERT, UPDATE on its
+#   state table, as the README says), writes the state table directly:
+#   a key started below the counter's start, or above it, or moved by
+#   more than one value (each a hole in a gapless counter, or a key made
+#   unusable) is refused (it needs UPDATE on the counter, as
+#   snowid_counter_restart does); moved by one it passes;
 # - the statements on the state table run as the caller, parsed in its
 #   search_path: a schema first in it with operators = and + on bigint
 #   (always true, a minus) is never used, from the coordinator or a
@@ -79,6 +85,39 @@ is( $coord->safe_psql(
 is( $w1->safe_psql(
 		'postgres', q{SET ROLE bob; SELECT snowid_counter_drop_key('inv_no', 7)}),
 	't', 'bob, the owner, drops the key (from a worker)');
+
+# ---- a taker writes the state table directly
+$coord->safe_psql('postgres',
+	qq{CREATE ROLE clerk LOGIN; GRANT ALL ON inv TO clerk;
+	   GRANT SELECT, INSERT, UPDATE ON $state TO clerk});
+$_->safe_psql('postgres', q{GRANT USAGE ON SEQUENCE inv_no TO clerk})
+  for ($coord, $w1);
+is( $w1->safe_psql(
+		'postgres',
+		q{SET ROLE clerk; INSERT INTO inv VALUES (20, snowid_counter_next('inv_no', 20)) RETURNING no}),
+	'1', 'clerk takes tenant 20\'s first number');
+for my $try (
+	[ "INSERT INTO $state VALUES (21, -5)", qr/cannot start below the counter's start/, 'below the start' ],
+	[ "INSERT INTO $state VALUES (22, 1000)", qr/permission denied to move key "22" of counter public\.inv_no forward/, 'above the start' ],
+	[ "INSERT INTO $state VALUES (20, 1000) ON CONFLICT (key) DO UPDATE SET last = excluded.last", qr/permission denied to move key "20"/, 'an upsert by more than one' ],
+	[ "UPDATE $state SET last = 1000000 WHERE key = 20", qr/permission denied to move key "20"/, 'an update by more than one' ])
+{
+	($rc, $out, $err) = $coord->psql('postgres', "SET ROLE clerk; $try->[0]");
+	like($err, $try->[1], "clerk's direct write of a key $try->[2] is refused");
+}
+$coord->safe_psql('postgres', qq{SET ROLE clerk; UPDATE $state SET last = last + 1 WHERE key = 20});
+is( $coord->safe_psql(
+		'postgres',
+		q{SET ROLE clerk; INSERT INTO inv VALUES (20, snowid_counter_next('inv_no', 20)) RETURNING no}),
+	'3', 'a move by one passes (a value taken without its row: a gap, never a repeat)');
+($rc, $out, $err) = $coord->psql('postgres',
+	q{SET ROLE clerk; SELECT snowid_counter_restart('inv_no', 20, 100)});
+like($err, qr/permission denied for counter inv_no/, 'clerk may not restart the key');
+$coord->safe_psql('postgres', q{SELECT snowid_counter_restart('inv_no', 21, 50)});
+is( $coord->safe_psql(
+		'postgres',
+		q{SET ROLE clerk; SELECT snowid_counter_next('inv_no', 21)}),
+	'50', 'the owner\'s restart of a new key passes the trigger');
 
 # ---- a hostile search_path (the statements on the state table run as
 # the caller)
