@@ -57,12 +57,17 @@ $b_in .= "SELECT snowid_counter_next('c', 'k');\n";
 $b->pump_nb while length $b_in;
 # B waits for its server process, which waits for S's lock (at most 1 s:
 # its lock_timeout); stop B there
-usleep(200_000);
+my $waiting = '';
+for (my $tries = 0; $tries < 40 && $waiting ne 'Extension'; $tries++)
+{
+	usleep(10_000);
+	$waiting = $s->query_safe(
+		qq{SELECT pg_stat_clear_snapshot();
+		   SELECT wait_event_type FROM pg_stat_activity WHERE pid = $b_pid});
+	$waiting =~ s/^\s+|\s+$//g;
+}
 kill 'STOP', $b_pid;
-is( $s->query_safe(
-		qq{SELECT wait_event_type FROM pg_stat_activity WHERE pid = $b_pid}),
-	'Extension',
-	'B was stopped waiting for its reservation');
+is($waiting, 'Extension', 'B was stopped waiting for its reservation');
 $s->query_safe('COMMIT');
 # the server process commits B's block; B, stopped, does not install it
 $node->poll_query_until('postgres',
