@@ -120,7 +120,7 @@ SHLIB_LINK_INTERNAL = $(libpq)
 
 # pg_regress inputs live in sql/ (its only files), outputs in expected/
 # (PGXS defaults).
-REGRESS = upgrade registry registry_trust registry_request pool layout layout_change partition generator errors gucs ticket ticket_named ticket_errors ticket_rewind security generate_privileges text uuid convert replication_guard health counter
+REGRESS = upgrade registry registry_trust registry_request pool layout layout_change partition generator errors gucs ticket ticket_named ticket_errors ticket_rewind security generate_privileges text uuid convert replication_guard health counter counter_hostile
 # Without the released update scripts (see above) the tests that install
 # an old version cannot run: the warning above names them.
 ifneq ($(RELEASED_MISSING),)

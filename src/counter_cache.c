@@ -19,6 +19,10 @@
  * installed, the others' first value handed out by them, the rest a gap).
  * A key whose block lasted less than a second gets twice that block next
  * time, up to 64 times the counter's block; any other gets the counter's.
+ * A block reserved before the key started over (a committed move, or its
+ * slot made anew: it may have been evicted after one) is not installed
+ * nor used: its values are those the key's row gives again from its new
+ * position; the reserver asks anew.
  *
  * snowid_counter_restart and snowid_counter_drop_key change the row in the
  * caller's transaction and mark the slot with its transaction ID (the
@@ -74,6 +78,7 @@ typedef struct SnowidCounterSlot
 	TimestampTz reserving;		/* since when */
 	TransactionId moved_xid;	/* a transaction that moved the row, or 0 */
 	int64		moved_floor;	/* all values it leaves at or below this */
+	uint64		since;			/* the key started over at this change */
 } SnowidCounterSlot;
 
 typedef struct SnowidCounterIndexEntry
@@ -89,12 +94,16 @@ typedef struct SnowidCounterShared
 	int			nused;			/* slots ever used; all from then on */
 	int			hand;			/* clock */
 	int64		evictions;
+	uint64		changes;		/* keys made or started over, ever */
 	ConditionVariable reserved;	/* a reservation ended */
 	SnowidCounterSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } SnowidCounterShared;
 
 static SnowidCounterShared *counter_shared = NULL;
 static HTAB *counter_index = NULL;
+
+/* this backend's reservation began after this many changes */
+static uint64 reserving_since = 0;
 
 static Size
 snowid_counter_slots_size(void)
@@ -128,6 +137,7 @@ snowid_counter_shmem_startup(void)
 		counter_shared->nused = 0;
 		counter_shared->hand = 0;
 		counter_shared->evictions = 0;
+		counter_shared->changes = 0;
 		ConditionVariableInit(&counter_shared->reserved);
 		memset(counter_shared->slots, 0,
 			   mul_size(snowid_counter_keys, sizeof(SnowidCounterSlot)));
@@ -179,6 +189,7 @@ snowid_counter_settle(SnowidCounterSlot *slot)
 		slot->first = slot->next = slot->moved_floor + 1;
 		slot->last = slot->moved_floor;
 		slot->grant = 0;
+		slot->since = ++counter_shared->changes;
 	}
 	slot->moved_xid = InvalidTransactionId;
 	return false;
@@ -223,6 +234,7 @@ snowid_counter_new_slot(const SnowidCounterTag *tag)
 	slot->first = 0;			/* empty, below every start */
 	slot->next = 0;
 	slot->last = -1;
+	slot->since = ++s->changes;
 	entry = hash_search(counter_index, tag, HASH_ENTER_NULL, &found);
 	if (entry == NULL)
 		elog(ERROR, "counter key cache is full");	/* sized to nslots */
@@ -283,6 +295,7 @@ snowid_counter_cache_take(const SnowidCounterTag *tag, int64 block,
 	}
 	slot->reserver = MyProcPid;
 	slot->reserving = now;
+	reserving_since = counter_shared->changes;
 	*n = block;
 	if (slot->grant > 0 &&
 		!TimestampDifferenceExceeds(slot->granted, now, COUNTER_GROW_MS))
@@ -329,7 +342,8 @@ snowid_counter_unmark(SnowidCounterSlot *slot)
 /*
  * Install the block first .. last (of n values) that this backend has just
  * reserved, committed, if it lies above the cached one, and take its first
- * value.
+ * value; -1 if the key has started over since the reservation began (the
+ * block is dropped: ask again).
  */
 int64
 snowid_counter_cache_install(const SnowidCounterTag *tag, int64 first,
@@ -341,7 +355,9 @@ snowid_counter_cache_install(const SnowidCounterTag *tag, int64 first,
 	slot = snowid_counter_slot_settled(tag);
 	snowid_counter_unmark(slot);
 	slot->used = true;
-	if (first > slot->last)
+	if (slot->since > reserving_since)
+		first = -1;
+	else if (first > slot->last)
 	{
 		slot->first = first;
 		slot->next = first + 1;

@@ -204,7 +204,7 @@ snowid_counter_citus_create(Oid extnsp, const char *qualified,
 										quote_literal_cstr(psprintf("keys of counter %s on Citus: the last value given to each (snowid, written by snowid_counter_next)",
 																	qualified))));
 		snowid_citus_owner_sql(extnsp,
-							   psprintf("CREATE TRIGGER snowid_counter_forward BEFORE UPDATE ON %s "
+							   psprintf("CREATE TRIGGER snowid_counter_forward BEFORE INSERT OR UPDATE OR DELETE ON %s "
 										"FOR EACH ROW EXECUTE FUNCTION %s.snowid_counter_forward()",
 										state_name,
 										quote_identifier(get_namespace_name(extnsp))));

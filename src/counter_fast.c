@@ -172,10 +172,13 @@ snowid_counter_fast_next(const SnowidCounter *c, text *key)
 	}
 	PG_END_TRY();
 	last = snowid_counter_position(c, last);
-	return snowid_counter_value(c,
-								snowid_counter_cache_install(&tag, last - n + 1,
-															 Min(last, snowid_counter_position(c, c->maxvalue)),
-															 n));
+	value = snowid_counter_cache_install(&tag, last - n + 1,
+										 Min(last, snowid_counter_position(c, c->maxvalue)),
+										 n);
+	/* reserved before the key started over: ask again */
+	if (value < 0)
+		return snowid_counter_fast_next(c, key);
+	return snowid_counter_value(c, value);
 }
 
 /* The last value handed out on this server, if the key is cached. */

@@ -45,7 +45,13 @@ COMMENT ON TABLE snowid_counter_key IS
 'the last value each key of a counter has been given (gapless) or reserved (fast), written by snowid_counter_next, snowid_counter_restart and snowid_counter_drop_key';
 
 SELECT pg_catalog.pg_extension_config_dump('snowid_counter', '');
-SELECT pg_catalog.pg_extension_config_dump('snowid_counter_key', '');
+-- Only the rows of counters that exist: a fast counter created and used in
+-- a transaction that rolled back leaves its keys' rows (their blocks were
+-- committed by the server process); dumped, such a row's counter (a bare
+-- OID) could be a live counter's after a restore, and its conflict would
+-- fail the restore of every key's row.
+SELECT pg_catalog.pg_extension_config_dump('snowid_counter_key',
+	'WHERE counter OPERATOR(pg_catalog.=) ANY (SELECT c.counter FROM @extschema@.snowid_counter c)');
 
 -- Everyone may read the settings; the keys' positions are read through
 -- snowid_counter_current() (SELECT or USAGE on the counter) and by the
@@ -185,30 +191,86 @@ COMMENT ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) IS
 -- On Citus, a counter's keys are rows of a state table of its own,
 -- distributed co-located with the table it numbers, written as the caller
 -- (Citus lets one user write a transaction's shards of a group): its
--- owner grants SELECT, INSERT, UPDATE on it to the counter's takers.  A
--- row may only move forward, whoever writes it: this trigger on every
--- shard of it refuses an UPDATE that would move a key back.
+-- owner grants SELECT, INSERT, UPDATE on it to the counter's takers.  The
+-- rows obey the counter's privileges whoever writes them, as checked by
+-- this trigger on every shard of the state table, with the counter's
+-- handle on the shard's node (found through snowid_counter.state): a row
+-- never moves back; a key starts at the counter's start (or later, for a
+-- role with UPDATE on the counter, as snowid_counter_restart) and never
+-- below it; a gapless key moves on by one value (a taker's next) or, with
+-- UPDATE on the counter, further (a restart); only the counter's owner
+-- deletes a row (drops a key): the counter's creator keeps the grants on
+-- the state table after the counter has changed hands.  The common case,
+-- a move by one, reads nothing.
 CREATE FUNCTION snowid_counter_forward()
 RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	base text;
+	counter pg_catalog.regclass;
+	owner oid;
+	lowest bigint;
+	fast boolean;
 BEGIN
-	IF NEW.last < OLD.last THEN
-		RAISE EXCEPTION 'a counter''s key cannot go back'
-			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = pg_catalog.format('Key %s has been given values up to %s; %s would give them again.',
-											 OLD.key, OLD.last, NEW.last),
-				  HINT = 'Move keys with snowid_counter_restart(), forward only.';
+	IF TG_OP = 'UPDATE' THEN
+		IF NEW.last < OLD.last THEN
+			RAISE EXCEPTION 'a counter''s key cannot go back'
+				USING ERRCODE = 'invalid_parameter_value',
+					  DETAIL = pg_catalog.format('Key %s has been given values up to %s; %s would give them again.',
+												 OLD.key, OLD.last, NEW.last),
+					  HINT = 'Move keys with snowid_counter_restart(), forward only.';
+		END IF;
+		IF NEW.last - 1 <= OLD.last THEN
+			RETURN NEW;
+		END IF;
 	END IF;
-	RETURN NEW;
+	-- the counter whose state table this is a shard of (or is)
+	base := substring(TG_TABLE_NAME FROM '^(snowid_counter_state_[0-9a-f]{16})(?:_[0-9]+)?$');
+	SELECT c.counter, s.relowner, c.start, c.mode = 'fast'
+	  INTO counter, owner, lowest, fast
+	  FROM @extschema@.snowid_counter c
+	  JOIN pg_catalog.pg_class s ON s.oid = c.counter
+	 WHERE c.state = pg_catalog.to_regclass(pg_catalog.format('%I.%I', TG_TABLE_SCHEMA, base));
+	IF TG_OP = 'DELETE' THEN
+		IF owner IS NULL OR NOT pg_catalog.pg_has_role(owner, 'USAGE') THEN
+			RAISE EXCEPTION 'only the owner of a counter may drop its keys'
+				USING ERRCODE = 'insufficient_privilege',
+					  DETAIL = pg_catalog.format('Key %s of the counter whose keys are in %I.%I would start over and give its values again%s.',
+												 OLD.key, TG_TABLE_SCHEMA, base,
+												 CASE WHEN owner IS NULL THEN '; this node has no such counter' ELSE '' END),
+					  HINT = 'The counter''s owner drops a key with snowid_counter_drop_key(), on a node where the counter has been created.';
+		END IF;
+		RETURN OLD;
+	END IF;
+	-- (a node without the counter: nothing to check against; Citus may
+	-- copy rows into a shard there)
+	IF counter IS NULL THEN
+		RETURN NEW;
+	END IF;
+	IF TG_OP = 'INSERT' AND NEW.last < lowest - 1 THEN
+		RAISE EXCEPTION 'key "%" of counter % cannot start below the counter''s start', NEW.key, counter
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = pg_catalog.format('Its values start at %s; the key''s last value would be %s.', lowest, NEW.last),
+				  HINT = 'Take keys with snowid_counter_next(), move them with snowid_counter_restart().';
+	END IF;
+	IF fast OR (TG_OP = 'INSERT' AND NEW.last = lowest)
+		OR pg_catalog.has_sequence_privilege(counter, 'UPDATE') THEN
+		RETURN NEW;
+	END IF;
+	RAISE EXCEPTION 'permission denied to move key "%" of counter % forward', NEW.key, counter
+		USING ERRCODE = 'insufficient_privilege',
+			  DETAIL = pg_catalog.format('A taker moves a gapless key by one value (to %s); moving it to %s skips values, as snowid_counter_restart() does, which needs UPDATE on the counter.',
+										 CASE WHEN TG_OP = 'INSERT' THEN lowest ELSE OLD.last + 1 END, NEW.last),
+			  HINT = 'Take values with snowid_counter_next().';
 END
 $$;
 
 REVOKE ALL ON FUNCTION snowid_counter_forward() FROM PUBLIC;
 
 COMMENT ON FUNCTION snowid_counter_forward() IS
-'counter, internal: trigger before UPDATE on the state table of a counter on Citus (and its shards): refuses to move a key''s last value back';
+'counter, internal: trigger before INSERT, UPDATE or DELETE on the state table of a counter on Citus (and its shards): refuses to move a key''s last value back or below the start, to move a gapless key by more than one value without UPDATE on the counter, and a delete (a key dropped) by a role other than the counter''s owner';
 
 -- DROP of a ticket sequence or of a counter's sequence (directly, by
 -- DROP SCHEMA, DROP OWNED, ...) removes its rows: the ticket's in
