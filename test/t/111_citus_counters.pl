@@ -80,11 +80,11 @@ refused($coord,
 	q{SELECT snowid_counter_create('public.bad_no', colocate_with => 'public.notes')},
 	'0A000', 'a counter co-located with a local table');
 refused($coord,
-	q{SELECT snowid_counter_create('public.bad_no', mode => 'fast', colocate_with => 'public.inv')},
-	'0A000', 'a fast counter');
-refused($coord,
 	q{SELECT snowid_counter_create('public.bad_no', stripe => 0, stripes => 1, colocate_with => 'public.inv')},
 	'0A000', 'a striped counter');
+refused($coord,
+	q{SELECT snowid_counter_create('public.bad_no', mode => 'fast', stripe => 0, stripes => 2, colocate_with => 'public.inv')},
+	'0A000', 'a striped fast counter');
 refused($w1,
 	q{SELECT snowid_counter_create('public.bad_no', colocate_with => 'public.inv')},
 	'55000', 'a counter on a worker before the coordinator');
@@ -136,40 +136,54 @@ for my $n ($w1, $w2)
 # ---- clients on every node at once
 my $tenants = 12;
 my $per_client = 150;
+my $scripts = PostgreSQL::Test::Utils::tempdir();
 
 sub client_script
 {
-	my ($origin, $seed) = @_;
+	my ($origin, $seed, $table, $counter, $count) = @_;
 	my $sql = '';
 	srand($seed);
-	for my $i (1 .. $per_client)
+	for my $i (1 .. $count)
 	{
 		my $t = 1 + int(rand($tenants));
 		my $end = rand() < 0.2 ? 'ROLLBACK' : 'COMMIT';
-		$sql .= "BEGIN;\nINSERT INTO inv VALUES ($t, snowid_counter_next('inv_no', $t), '$origin');\n$end;\n";
+		$sql .= "BEGIN;\nINSERT INTO $table VALUES ($t, snowid_counter_next('$counter', $t), '$origin');\n$end;\n";
 	}
 	return $sql;
 }
 
-sub run_clients
+# two clients on each node, each inserting count rows (default
+# $per_client) into table (default inv) numbered by counter (default
+# inv_no); finish_clients waits for them
+sub start_clients
 {
-	my ($round) = @_;
+	my ($round, $table, $counter, $count) = @_;
 	my @h;
 	my $k = 0;
 	for my $n (@nodes, @nodes)
 	{
 		$k++;
 		my ($out, $err) = ('', '');
-		my $sql = client_script($name_of{ $n->port }, $round * 100 + $k);
+		# from a file: IPC::Run feeds a scalar only while it is pumped
+		my $file = "$scripts/client_${round}_$k.sql";
+		PostgreSQL::Test::Utils::append_to_file($file,
+			client_script($name_of{ $n->port }, $round * 100 + $k,
+				$table // 'inv', $counter // 'inv_no', $count // $per_client));
 		push @h, [
 			IPC::Run::start(
-				[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $n->connstr('postgres') ],
-				'<', \$sql, '>', \$out, '2>', \$err),
+				[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $n->connstr('postgres'), '-f', $file ],
+				'>', \$out, '2>', \$err),
 			\$err
 		];
 	}
+	return \@h;
+}
+
+sub finish_clients
+{
+	my ($h) = @_;
 	my $failed = 0;
-	for (@h)
+	for (@$h)
 	{
 		$_->[0]->finish;
 		if ($_->[0]->result != 0)
@@ -179,6 +193,11 @@ sub run_clients
 		}
 	}
 	return $failed;
+}
+
+sub run_clients
+{
+	return finish_clients(start_clients(@_));
 }
 
 sub check_numbers
@@ -259,6 +278,110 @@ is( $coord->safe_psql(
 	$to, "moving tenant 1's shard of inv moved its state shard too");
 is(run_clients(2), 0, 'clients ran again after the move');
 check_numbers('after the shard move');
+
+# ---- a fast counter: every node caches blocks of its own, each reserved
+# by that node's server process from the key's row in its shard (blocks of
+# 5, so that reservations are many and race between nodes)
+$coord->safe_psql(
+	'postgres', q{
+CREATE TABLE tick (tenant bigint, no bigint, origin text, PRIMARY KEY (tenant, no));
+SELECT create_distributed_table('tick', 'tenant', colocate_with => 'inv');
+});
+my $fast_create = q{SELECT snowid_counter_create('public.tick_no', mode => 'fast', block => 5, colocate_with => 'public.tick')};
+$coord->safe_psql('postgres', $fast_create);
+is( $coord->safe_psql(
+		'postgres',
+		qq{SELECT string_agg(success::text, ',') FROM run_command_on_workers(\$\$$fast_create\$\$)}),
+	'true,true',
+	'a fast counter: created on the coordinator, then on the workers');
+my $fast_state = $coord->safe_psql('postgres', q{SELECT state FROM snowid_counter WHERE counter = 'tick_no'::regclass});
+is( $coord->safe_psql('postgres',
+		q{SELECT string_agg(success::text || ':' || result, ',') FROM run_command_on_all_nodes($$SELECT mode || ',' || state FROM snowid_counter WHERE counter = 'tick_no'::regclass$$)}),
+	join(',', ("true:fast,$fast_state") x 3),
+	'every node has it fast, on the same state table');
+
+sub check_fast
+{
+	my ($what) = @_;
+	is( $coord->safe_psql(
+			'postgres',
+			q{SELECT count(*) - count(DISTINCT (tenant, no)) FROM tick}),
+		'0', "$what: no (tenant, no) twice");
+	is( $coord->safe_psql(
+			'postgres',
+			qq{SELECT count(*) FROM tick t LEFT JOIN $fast_state s ON s.key = t.tenant
+			    WHERE s.last IS NULL OR t.no > s.last}),
+		'0', "$what: every number lies at or below its tenant's state row");
+	is( $coord->safe_psql(
+			'postgres',
+			qq{SELECT count(*) FROM $fast_state WHERE last % 5 <> 0}),
+		'0', "$what: each state row's last ends a block of 5");
+	is( $coord->safe_psql(
+			'postgres',
+			q{SELECT count(*) FROM (SELECT FROM tick GROUP BY tenant, (no - 1) / 5
+			    HAVING count(DISTINCT origin) > 1) b}),
+		'0', "$what: each block's numbers were taken on one node");
+	cmp_ok(
+		$coord->safe_psql(
+			'postgres',
+			q{SELECT count(*) FROM (SELECT FROM tick GROUP BY tenant HAVING count(DISTINCT origin) = 3) t}),
+		'>', 0, "$what: the nodes' blocks of a tenant interleave");
+	return;
+}
+
+is(run_clients(3, 'tick', 'tick_no'), 0, 'fast: clients on the coordinator and both workers ran');
+check_fast('fast, concurrent inserts');
+is( $coord->safe_psql('postgres', q{SELECT count(DISTINCT origin) FROM tick}),
+	'3', 'fast: numbers were taken on all three nodes');
+
+# a shard move while every node takes numbers: the blocks reserved on the
+# old placement come with the state shard, none is reserved twice
+my ($fshard, $ffrom) = split /\|/, $coord->safe_psql(
+	'postgres', q{
+SELECT shardid, nodeport FROM citus_shards
+ WHERE shardid = get_shard_id_for_distribution_column('tick', 2)});
+my $fto = $ffrom == $w1->port ? $w2->port : $w1->port;
+my $rows = $coord->safe_psql('postgres', q{SELECT count(*) FROM tick});
+my $busy = start_clients(4, 'tick', 'tick_no', 6 * $per_client);
+$coord->poll_query_until('postgres', qq{SELECT count(*) > $rows + 100 FROM tick})
+  or die 'the clients took no numbers';
+$coord->safe_psql('postgres',
+	qq{SELECT citus_move_shard_placement($fshard, '127.0.0.1', $ffrom, '127.0.0.1', $fto, shard_transfer_mode => 'force_logical')});
+my $moved_at = $coord->safe_psql('postgres', q{SELECT count(*) FROM tick WHERE tenant = 2});
+is(finish_clients($busy), 0, 'fast: clients ran through a shard move');
+cmp_ok($coord->safe_psql('postgres', q{SELECT count(*) FROM tick WHERE tenant = 2}),
+	'>', $moved_at, "fast: the clients went on with tenant 2 after the move (the move was mid-load)");
+is( $coord->safe_psql(
+		'postgres',
+		qq{SELECT nodeport FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('$fast_state', 2)}),
+	$fto, "fast: tenant 2's state shard moved with its shard of tick");
+is(run_clients(5, 'tick', 'tick_no'), 0, 'fast: clients ran after the move');
+check_fast('fast, through and after a shard move');
+
+# takers need USAGE on the counter only: the server process writes the
+# state table as its owner
+$coord->safe_psql('postgres', q{CREATE ROLE teller LOGIN; GRANT ALL ON tick TO teller});
+$w2->safe_psql('postgres', q{GRANT USAGE ON SEQUENCE tick_no TO teller});
+is( $w2->safe_psql('postgres',
+		q{SET ROLE teller; INSERT INTO tick VALUES (7, snowid_counter_next('tick_no', 7), 'w2') RETURNING no > 0}),
+	't', 'fast: a role with USAGE on the counter alone takes numbers');
+($rc, $out, $err) = $w2->psql('postgres',
+	qq{SET ROLE teller; UPDATE $fast_state SET last = last + 1 WHERE key = 7});
+like($err, qr/permission denied/, '... but cannot write the state table');
+check_fast('fast, a taker without rights on the state table');
+
+# restart and drop_key would leave the other nodes' blocks in use
+$err = refused($w1, q{SELECT snowid_counter_restart('tick_no', 3, 100000)},
+	'0A000', 'fast: snowid_counter_restart');
+like($err, qr/HINT:  Use a gapless counter on Citus where keys must restart/, '... with a hint');
+refused($coord, q{SELECT snowid_counter_drop_key('tick_no', 3)},
+	'0A000', 'fast: snowid_counter_drop_key');
+is( $coord->safe_psql('postgres',
+		q{SELECT string_agg(success::text, ',') FROM run_command_on_all_nodes($$SELECT snowid_counter_drop('public.tick_no')$$)}),
+	'true,true,true', 'fast: snowid_counter_drop on every node');
+is($coord->safe_psql('postgres', qq{SELECT to_regclass('public.$fast_state') IS NULL}),
+	't', "fast: its state table is gone");
+$coord->safe_psql('postgres', q{DROP TABLE tick});
 
 # ---- privileges, restart and drop_key from a worker
 $coord->safe_psql(
