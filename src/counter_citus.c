@@ -11,7 +11,10 @@
  *	  an ordinary one on a distributed table, so Citus sends it to that
  *	  shard in the caller's distributed transaction, from the coordinator
  *	  or from any worker: one row per key in the whole cluster, locked
- *	  there, committed with the caller's transaction (two-phase).
+ *	  there, committed with the caller's transaction (two-phase).  A fast
+ *	  counter's blocks are reserved from the same row by each node's
+ *	  server process, in a transaction of its own (counter_row.c), and
+ *	  cached on that node.
  *
  *	  The coordinator's snowid_counter_create makes the state table; each
  *	  worker's (run there afterwards) finds it by its name, made from the

@@ -185,7 +185,8 @@ COMMENT ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) IS
 -- On Citus, a counter's keys are rows of a state table of its own,
 -- distributed co-located with the table it numbers, written as the caller
 -- (Citus lets one user write a transaction's shards of a group): its
--- owner grants SELECT, INSERT, UPDATE on it to the counter's takers.  A
+-- owner grants SELECT, INSERT, UPDATE on it to the counter's takers (of a
+-- fast counter, each node's server process writes it as its owner).  A
 -- row may only move forward, whoever writes it: this trigger on every
 -- shard of it refuses an UPDATE that would move a key back.
 CREATE FUNCTION snowid_counter_forward()
