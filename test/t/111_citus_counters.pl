@@ -5,7 +5,7 @@
 # co-located with it (its keys' rows in a state table distributed like
 # inv: each tenant's row in the shard of that tenant's invoices).
 # - refused: a counter without colocate_with, co-located with a reference
-#   or a local table, a fast or striped counter, on a worker before the coordinator,
+#   or a local table, a striped counter, on a worker before the coordinator,
 #   over a table of the state table's name that another role owns;
 # - created on the coordinator, then on the workers (run_command_on_workers);
 # - clients on the coordinator and on each worker at once insert invoices
@@ -16,6 +16,12 @@
 #   holds the tenant's invoices;
 # - a shard of inv moved to the other worker takes the state shard with
 #   it; inserts go on from every node without a repeat or a hole;
+# - a fast counter (blocks of 5) co-located with inv: two clients on each
+#   node, one in five rolled back, then a shard move (force_logical) in the
+#   middle of a load, then more: no (tenant, no) twice, every number at or
+#   below its tenant's state row (each block reserved there by a node's
+#   server process), every 5-block taken on one node; a taker with USAGE
+#   alone; restart and drop_key refused (0A000: other nodes' blocks);
 # - privileges: USAGE on the counter and SELECT, INSERT, UPDATE on its
 #   state table (the statements run as the caller: Citus lets one user
 #   write a transaction's shards of a group), a key never moved back by a
@@ -112,14 +118,22 @@ like($err, qr/is not the state table of counter/, '... saying it is not the stat
 $coord->safe_psql('postgres', qq{DROP TABLE $fake; DROP ROLE mallory});
 
 # ---- creation: the coordinator, then the workers
-my $create = q{SELECT snowid_counter_create('public.inv_no', colocate_with => 'public.inv')};
-$coord->safe_psql('postgres', $create);
-is( $coord->safe_psql(
-		'postgres',
-		qq{SELECT string_agg(success::text, ',') FROM run_command_on_workers(\$\$$create\$\$)}),
-	'true,true',
-	'the workers create their handles');
-my $state = $coord->safe_psql('postgres', q{SELECT state FROM snowid_counter WHERE counter = 'inv_no'::regclass});
+# run create on the coordinator, then on the workers: counter's state table
+sub create_everywhere
+{
+	my ($create, $counter, $what) = @_;
+	$coord->safe_psql('postgres', $create);
+	is( $coord->safe_psql(
+			'postgres',
+			qq{SELECT string_agg(success::text, ',') FROM run_command_on_workers(\$\$$create\$\$)}),
+		'true,true',
+		$what);
+	return $coord->safe_psql('postgres',
+		qq{SELECT state FROM snowid_counter WHERE counter = '$counter'::regclass});
+}
+my $state = create_everywhere(
+	q{SELECT snowid_counter_create('public.inv_no', colocate_with => 'public.inv')},
+	'inv_no', 'the workers create their handles');
 like($state, qr/^snowid_counter_state_[0-9a-f]{16}$/, "the counter's state table: $state");
 is( $coord->safe_psql(
 		'postgres',
@@ -287,14 +301,9 @@ $coord->safe_psql(
 CREATE TABLE tick (tenant bigint, no bigint, origin text, PRIMARY KEY (tenant, no));
 SELECT create_distributed_table('tick', 'tenant', colocate_with => 'inv');
 });
-my $fast_create = q{SELECT snowid_counter_create('public.tick_no', mode => 'fast', block => 5, colocate_with => 'public.tick')};
-$coord->safe_psql('postgres', $fast_create);
-is( $coord->safe_psql(
-		'postgres',
-		qq{SELECT string_agg(success::text, ',') FROM run_command_on_workers(\$\$$fast_create\$\$)}),
-	'true,true',
-	'a fast counter: created on the coordinator, then on the workers');
-my $fast_state = $coord->safe_psql('postgres', q{SELECT state FROM snowid_counter WHERE counter = 'tick_no'::regclass});
+my $fast_state = create_everywhere(
+	q{SELECT snowid_counter_create('public.tick_no', mode => 'fast', block => 5, colocate_with => 'public.tick')},
+	'tick_no', 'a fast counter: created on the coordinator, then on the workers');
 is( $coord->safe_psql('postgres',
 		q{SELECT string_agg(success::text || ':' || result, ',') FROM run_command_on_all_nodes($$SELECT mode || ',' || state FROM snowid_counter WHERE counter = 'tick_no'::regclass$$)}),
 	join(',', ("true:fast,$fast_state") x 3),
