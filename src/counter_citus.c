@@ -153,11 +153,13 @@ snowid_citus_state_name(const char *qualified)
  * The state table of counter qualified (its handle just made), co-located
  * with colocate_with: made here on the coordinator, found and checked on
  * a worker.  The caller must own colocate_with: the state table's shards
- * move with its shards.
+ * move with its shards.  The creator of a fast counter gets no DELETE on
+ * it: a key deleted would start over while other nodes still hand out
+ * their blocks of it.
  */
 Oid
 snowid_counter_citus_create(Oid extnsp, const char *qualified,
-							Oid colocate_with)
+							Oid colocate_with, bool fast)
 {
 	SnowidCitusTable t;
 	SnowidCitusTable s;
@@ -224,8 +226,8 @@ snowid_counter_citus_create(Oid extnsp, const char *qualified,
 		/* the counter's creator grants its takers the rights they need */
 		if (GetUserId() != snowid_ticket_catalog_owner(extnsp))
 			snowid_citus_owner_sql(extnsp,
-								   psprintf("GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO %s WITH GRANT OPTION",
-											state_name,
+								   psprintf("GRANT SELECT, INSERT, UPDATE%s ON %s TO %s WITH GRANT OPTION",
+											fast ? "" : ", DELETE", state_name,
 											quote_identifier(GetUserNameFromId(GetUserId(), false))));
 		CommandCounterIncrement();
 		state = get_relname_relid(name, extnsp);

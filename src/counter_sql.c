@@ -310,7 +310,8 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 	/* rows with this OID are stale: their sequence was dropped unnoticed */
 	snowid_counter_rows_forget(extnsp, relid);
 	if (citus)
-		state = snowid_counter_citus_create(extnsp, qualified, colocate_with);
+		state = snowid_counter_citus_create(extnsp, qualified, colocate_with,
+											fast);
 	snowid_counter_row_create(extnsp, relid, type, start,
 							  GetCurrentTimestamp(), mode, fast ? block : 1,
 							  stripe, stripes, state);

@@ -379,6 +379,37 @@ is( $w2->safe_psql('postgres',
 like($err, qr/permission denied/, '... but cannot write the state table');
 check_fast('fast, a taker without rights on the state table');
 
+# a creator who is not snowid's owner gets the state table's rights with
+# grant option, but no DELETE (a deleted key would start over below the
+# other nodes' blocks); a gapless counter's creator gets DELETE too
+$coord->safe_psql(
+	'postgres', q{
+CREATE ROLE keeper LOGIN;
+GRANT CREATE ON SCHEMA public TO keeper;
+SET ROLE keeper;
+CREATE TABLE tock (tenant bigint, no bigint);
+SELECT create_distributed_table('tock', 'tenant', colocate_with => 'none');
+SELECT snowid_counter_create('public.tock_fast', mode => 'fast', colocate_with => 'public.tock');
+SELECT snowid_counter_create('public.tock_gapless', colocate_with => 'public.tock');
+});
+is( $coord->safe_psql(
+		'postgres', q{
+SELECT string_agg(mode || ':' || has_table_privilege('keeper', state, 'UPDATE WITH GRANT OPTION')
+                  || ',' || has_table_privilege('keeper', state, 'DELETE'), ' ' ORDER BY mode)
+  FROM snowid_counter WHERE counter IN ('tock_fast'::regclass, 'tock_gapless'::regclass)}),
+	'fast:true,false gapless:true,true',
+	"fast: its creator may not DELETE from the state table (gapless: may)");
+$coord->safe_psql(
+	'postgres', q{
+SET ROLE keeper;
+SELECT snowid_counter_drop('public.tock_fast');
+SELECT snowid_counter_drop('public.tock_gapless');
+DROP TABLE tock;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM keeper;
+DROP ROLE keeper;
+});
+
 # restart and drop_key would leave the other nodes' blocks in use
 $err = refused($w1, q{SELECT snowid_counter_restart('tick_no', 3, 100000)},
 	'0A000', 'fast: snowid_counter_restart');
