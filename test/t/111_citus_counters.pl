@@ -154,7 +154,7 @@ my $scripts = PostgreSQL::Test::Utils::tempdir();
 
 sub client_script
 {
-	my ($origin, $seed, $table, $counter, $count) = @_;
+	my ($origin, $seed, $table, $counter, $count, $until_stopped) = @_;
 	my $sql = '';
 	srand($seed);
 	for my $i (1 .. $count)
@@ -162,16 +162,20 @@ sub client_script
 		my $t = 1 + int(rand($tenants));
 		my $end = rand() < 0.2 ? 'ROLLBACK' : 'COMMIT';
 		$sql .= "BEGIN;\nINSERT INTO $table VALUES ($t, snowid_counter_next('$counter', $t), '$origin');\n$end;\n";
+		# every 10 statements: leave once a row is in load_stop
+		$sql .= "SELECT EXISTS (SELECT FROM load_stop) AS stop \\gset\n\\if :stop\n\\q\n\\endif\n"
+		  if $until_stopped && $i % 10 == 0;
 	}
 	return $sql;
 }
 
 # two clients on each node, each inserting count rows (default
 # $per_client) into table (default inv) numbered by counter (default
-# inv_no); finish_clients waits for them
+# inv_no), or fewer if until_stopped and a row is put into load_stop;
+# finish_clients waits for them
 sub start_clients
 {
-	my ($round, $table, $counter, $count) = @_;
+	my ($round, $table, $counter, $count, $until_stopped) = @_;
 	my @h;
 	my $k = 0;
 	for my $n (@nodes, @nodes)
@@ -182,7 +186,8 @@ sub start_clients
 		my $file = "$scripts/client_${round}_$k.sql";
 		PostgreSQL::Test::Utils::append_to_file($file,
 			client_script($name_of{ $n->port }, $round * 100 + $k,
-				$table // 'inv', $counter // 'inv_no', $count // $per_client));
+				$table // 'inv', $counter // 'inv_no', $count // $per_client,
+				$until_stopped));
 		push @h, [
 			IPC::Run::start(
 				[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $n->connstr('postgres'), '-f', $file ],
@@ -350,16 +355,20 @@ my ($fshard, $ffrom) = split /\|/, $coord->safe_psql(
 SELECT shardid, nodeport FROM citus_shards
  WHERE shardid = get_shard_id_for_distribution_column('tick', 2)});
 my $fto = $ffrom == $w1->port ? $w2->port : $w1->port;
+$coord->safe_psql('postgres',
+	q{CREATE TABLE load_stop (stop boolean); SELECT create_reference_table('load_stop')});
 my $rows = $coord->safe_psql('postgres', q{SELECT count(*) FROM tick});
-my $busy = start_clients(4, 'tick', 'tick_no', 6 * $per_client);
+my $busy = start_clients(4, 'tick', 'tick_no', 40 * $per_client, 1);
 $coord->poll_query_until('postgres', qq{SELECT count(*) > $rows + 100 FROM tick})
   or die 'the clients took no numbers';
 $coord->safe_psql('postgres',
 	qq{SELECT citus_move_shard_placement($fshard, '127.0.0.1', $ffrom, '127.0.0.1', $fto, shard_transfer_mode => 'force_logical')});
 my $moved_at = $coord->safe_psql('postgres', q{SELECT count(*) FROM tick WHERE tenant = 2});
+ok( $coord->poll_query_until('postgres',
+		qq{SELECT count(*) > $moved_at + 20 FROM tick WHERE tenant = 2}),
+	'fast: the clients go on with tenant 2 after the move (the move was mid-load)');
+$coord->safe_psql('postgres', q{INSERT INTO load_stop VALUES (true)});
 is(finish_clients($busy), 0, 'fast: clients ran through a shard move');
-cmp_ok($coord->safe_psql('postgres', q{SELECT count(*) FROM tick WHERE tenant = 2}),
-	'>', $moved_at, "fast: the clients went on with tenant 2 after the move (the move was mid-load)");
 is( $coord->safe_psql(
 		'postgres',
 		qq{SELECT nodeport FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('$fast_state', 2)}),
@@ -378,6 +387,8 @@ is( $w2->safe_psql('postgres',
 	qq{SET ROLE teller; UPDATE $fast_state SET last = last + 1 WHERE key = 7});
 like($err, qr/permission denied/, '... but cannot write the state table');
 check_fast('fast, a taker without rights on the state table');
+note 'fast: numbers committed ' . $coord->safe_psql('postgres', q{SELECT count(*) FROM tick})
+  . ', reserved ' . $coord->safe_psql('postgres', qq{SELECT sum(last) FROM $fast_state});
 
 # a creator who is not snowid's owner gets the state table's rights with
 # grant option, but no DELETE (a deleted key would start over below the
@@ -421,7 +432,7 @@ is( $coord->safe_psql('postgres',
 	'true,true,true', 'fast: snowid_counter_drop on every node');
 is($coord->safe_psql('postgres', qq{SELECT to_regclass('public.$fast_state') IS NULL}),
 	't', "fast: its state table is gone");
-$coord->safe_psql('postgres', q{DROP TABLE tick});
+$coord->safe_psql('postgres', q{DROP TABLE tick, load_stop});
 
 # ---- privileges, restart and drop_key from a worker
 $coord->safe_psql(
