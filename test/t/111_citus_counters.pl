@@ -284,11 +284,15 @@ is( $coord->safe_psql('postgres',
 	'3', 'invoices were numbered through all three nodes');
 
 # ---- a shard move
-my ($shard, $from) = split /\|/, $coord->safe_psql(
-	'postgres', q{
-SELECT shardid, nodeport FROM citus_shards
- WHERE shardid = get_shard_id_for_distribution_column('inv', 1)});
-my $to = $from == $w1->port ? $w2->port : $w1->port;
+# the shard of table holding tenant, its worker's port and the other's
+sub shard_of
+{
+	my ($table, $tenant) = @_;
+	my ($shard, $from) = split /\|/, $coord->safe_psql('postgres',
+		qq{SELECT shardid, nodeport FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('$table', $tenant)});
+	return ($shard, $from, $from == $w1->port ? $w2->port : $w1->port);
+}
+my ($shard, $from, $to) = shard_of('inv', 1);
 $coord->safe_psql('postgres',
 	qq{SELECT citus_move_shard_placement($shard, '127.0.0.1', $from, '127.0.0.1', $to, shard_transfer_mode => 'block_writes')});
 is( $coord->safe_psql(
@@ -350,11 +354,7 @@ is( $coord->safe_psql('postgres', q{SELECT count(DISTINCT origin) FROM tick}),
 
 # a shard move while every node takes numbers: the blocks reserved on the
 # old placement come with the state shard, none is reserved twice
-my ($fshard, $ffrom) = split /\|/, $coord->safe_psql(
-	'postgres', q{
-SELECT shardid, nodeport FROM citus_shards
- WHERE shardid = get_shard_id_for_distribution_column('tick', 2)});
-my $fto = $ffrom == $w1->port ? $w2->port : $w1->port;
+my ($fshard, $ffrom, $fto) = shard_of('tick', 2);
 $coord->safe_psql('postgres',
 	q{CREATE TABLE load_stop (stop boolean); SELECT create_reference_table('load_stop')});
 my $rows = $coord->safe_psql('postgres', q{SELECT count(*) FROM tick});
