@@ -11,7 +11,10 @@
  *	  an ordinary one on a distributed table, so Citus sends it to that
  *	  shard in the caller's distributed transaction, from the coordinator
  *	  or from any worker: one row per key in the whole cluster, locked
- *	  there, committed with the caller's transaction (two-phase).
+ *	  there, committed with the caller's transaction (two-phase).  A fast
+ *	  counter's blocks are reserved from the same row by each node's
+ *	  server process, in a transaction of its own (counter_row.c), and
+ *	  cached on that node.
  *
  *	  The coordinator's snowid_counter_create makes the state table; each
  *	  worker's (run there afterwards) finds it by its name, made from the
@@ -150,11 +153,13 @@ snowid_citus_state_name(const char *qualified)
  * The state table of counter qualified (its handle just made), co-located
  * with colocate_with: made here on the coordinator, found and checked on
  * a worker.  The caller must own colocate_with: the state table's shards
- * move with its shards.
+ * move with its shards.  The creator of a fast counter gets no DELETE on
+ * it: a key deleted would start over while other nodes still hand out
+ * their blocks of it.
  */
 Oid
 snowid_counter_citus_create(Oid extnsp, const char *qualified,
-							Oid colocate_with)
+							Oid colocate_with, bool fast)
 {
 	SnowidCitusTable t;
 	SnowidCitusTable s;
@@ -221,8 +226,8 @@ snowid_counter_citus_create(Oid extnsp, const char *qualified,
 		/* the counter's creator grants its takers the rights they need */
 		if (GetUserId() != snowid_ticket_catalog_owner(extnsp))
 			snowid_citus_owner_sql(extnsp,
-								   psprintf("GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO %s WITH GRANT OPTION",
-											state_name,
+								   psprintf("GRANT SELECT, INSERT, UPDATE%s ON %s TO %s WITH GRANT OPTION",
+											fast ? "" : ", DELETE", state_name,
 											quote_identifier(GetUserNameFromId(GetUserId(), false))));
 		CommandCounterIncrement();
 		state = get_relname_relid(name, extnsp);

@@ -15,7 +15,7 @@
 
 extern bool snowid_counter_citus(void);
 extern Oid	snowid_counter_citus_create(Oid extnsp, const char *qualified,
-										Oid colocate_with);
+										Oid colocate_with, bool fast);
 extern void snowid_counter_citus_drop(Oid extnsp, Oid state);
 extern const char *snowid_counter_citus_table(const SnowidCounter *c,
 											  AclMode need);

@@ -8,7 +8,9 @@
  *	  of its own committed before it answers (snowid_counter_reserve,
  *	  forwarded by registry_server.c), and install it.  The caller's
  *	  transaction holds nothing of the reservation: its rollback, or a
- *	  crash, gives no value twice.
+ *	  crash, gives no value twice.  On Citus the key's row is in the
+ *	  counter's state table, in the key's shard: each node reserves its
+ *	  own blocks there and caches them.
  *
  * A striped counter (stripe k of n) gives on this server the values
  * start + k + i * n only.  The cache knows positions, consecutive as

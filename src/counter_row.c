@@ -24,7 +24,10 @@
 #include "counter_citus.h"
 #include "counter_exec.h"
 #include "counter_row.h"
+#include "miscadmin.h"
+#include "ticket_catalog.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 /* the common case first: the key has a row */
 static const SnowidCounterStmt row_update = {
@@ -148,14 +151,9 @@ snowid_counter_key_exec(const SnowidCounter *c, const SnowidCounterStmt *stmt,
 	return snowid_counter_exec(c->extnsp, stmt, args, out);
 }
 
-/*
- * Move the row of key of counter relid by step (to first at the key's
- * first use) in the current transaction, the row locked until it ends:
- * returns its new last.  Gapless: the caller's transaction; fast: the
- * server process's (snowid_counter_reserve_serve).
- */
-int64
-snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 step,
+/* The same on snowid_counter_key (no Citus). */
+static int64
+snowid_counter_key_take(Oid extnsp, Oid relid, text *key, int64 step,
 						int64 first)
 {
 	Datum		args[4];
@@ -169,6 +167,77 @@ snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 step,
 		!snowid_counter_exec(extnsp, &row_insert, args, out))
 		elog(ERROR, "counter %u: key row neither updated nor inserted", relid);
 	return out[0];
+}
+
+/* A counter's state table on Citus, 0 if it has none. */
+static const SnowidCounterStmt counter_state = {
+	"SELECT state::pg_catalog.oid::pg_catalog.int8 FROM %s.snowid_counter "
+	"WHERE counter OPERATOR(pg_catalog.=) $1", 1, {REGCLASSOID}
+};
+
+/*
+ * Move key's row in counter c's state table on Citus by step (to first at
+ * the key's first use), in the key's shard, as the current user: its new
+ * last.
+ */
+static int64
+snowid_counter_state_take(const SnowidCounter *c, text *key, int64 step,
+						  int64 first)
+{
+	Datum		more[2];
+	int64		out[COUNTER_STMT_OUTS];
+
+	more[0] = Int64GetDatum(step);
+	more[1] = Int64GetDatum(first);
+	if (!snowid_counter_key_exec(c, NULL, &state_update, key, more, 1, out) &&
+		!snowid_counter_key_exec(c, NULL, &state_insert, key, more, 2, out))
+		elog(ERROR, "counter %s: key row neither updated nor inserted",
+			 c->name);
+	return out[0];
+}
+
+/*
+ * Move the row of key of counter relid by step (to first at the key's
+ * first use) in the current transaction, the row locked until it ends:
+ * returns its new last.  Gapless: the caller's transaction; fast: the
+ * server process's (snowid_counter_reserve_serve), which on Citus writes
+ * the key's row in the state table as the owner of snowid's tables (who
+ * owns the state table), through Citus, in the key's shard: its
+ * transaction commits there (in one or two phases) before it answers.
+ */
+int64
+snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 step,
+						int64 first)
+{
+	Datum		arg = ObjectIdGetDatum(relid);
+	int64		out[COUNTER_STMT_OUTS];
+
+	if (snowid_counter_citus() &&
+		snowid_counter_exec(extnsp, &counter_state, &arg, out) && out[0] != 0)
+	{
+		SnowidCounter c;
+		Oid			save_userid;
+		int			save_sec_context;
+		char	   *name = get_rel_name(relid);
+
+		memset(&c, 0, sizeof(c));
+		c.relid = relid;
+		c.extnsp = extnsp;
+		c.state = (Oid) out[0];
+		c.keytype = get_rel_name(c.state) == NULL ? InvalidOid :
+			get_atttype(c.state, get_attnum(c.state, "key"));
+		c.name = name == NULL ? psprintf("%u", relid) :
+			quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									   name);
+		GetUserIdAndSecContext(&save_userid, &save_sec_context);
+		SetUserIdAndSecContext(snowid_ticket_catalog_owner(extnsp),
+							   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+							   SECURITY_RESTRICTED_OPERATION);
+		out[0] = snowid_counter_state_take(&c, key, step, first);
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+		return out[0];
+	}
+	return snowid_counter_key_take(extnsp, relid, key, step, first);
 }
 
 /*
@@ -192,22 +261,13 @@ snowid_counter_row_check(const SnowidCounter *c, text *key, int64 first,
 int64
 snowid_counter_row_next(const SnowidCounter *c, text *key)
 {
-	Datum		more[2];
-	int64		out[COUNTER_STMT_OUTS];
 	int64		last;
 
+	/* on Citus, as the caller, in the caller's distributed transaction */
 	if (!OidIsValid(c->state))
-		last = snowid_counter_row_take(c->extnsp, c->relid, key, 1, c->start);
+		last = snowid_counter_key_take(c->extnsp, c->relid, key, 1, c->start);
 	else
-	{
-		more[0] = Int64GetDatum(1);
-		more[1] = Int64GetDatum(c->start);
-		if (!snowid_counter_key_exec(c, NULL, &state_update, key, more, 1, out) &&
-			!snowid_counter_key_exec(c, NULL, &state_insert, key, more, 2, out))
-			elog(ERROR, "counter %s: key row neither updated nor inserted",
-				 c->name);
-		last = out[0];
-	}
+		last = snowid_counter_state_take(c, key, 1, c->start);
 	return snowid_counter_row_check(c, key, last, last);
 }
 

@@ -209,12 +209,6 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 				 errmsg("colocate_with is for counters on Citus"),
 				 errdetail("Citus is not installed in this database."),
 				 errhint("Leave out colocate_with.")));
-	if (citus && fast)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("fast counters do not work with Citus"),
-				 errdetail("A fast counter's blocks are reserved by a server process of one node, outside the distributed transaction."),
-				 errhint("Use a gapless counter (the default mode): its values are taken in the key's shard, in the caller's transaction.")));
 	if (citus && PG_NARGS() > 6 && (!PG_ARGISNULL(5) || !PG_ARGISNULL(6)))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -316,7 +310,8 @@ snowid_counter_create(PG_FUNCTION_ARGS)
 	/* rows with this OID are stale: their sequence was dropped unnoticed */
 	snowid_counter_rows_forget(extnsp, relid);
 	if (citus)
-		state = snowid_counter_citus_create(extnsp, qualified, colocate_with);
+		state = snowid_counter_citus_create(extnsp, qualified, colocate_with,
+											fast);
 	snowid_counter_row_create(extnsp, relid, type, start,
 							  GetCurrentTimestamp(), mode, fast ? block : 1,
 							  stripe, stripes, state);
@@ -356,6 +351,23 @@ snowid_counter_current(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(last);
 }
 
+/*
+ * A fast counter on Citus: every node caches blocks of a key, reserved
+ * from the key's one row; a restart or a drop of the key there would leave
+ * the others' blocks in use, below the new next value or from the key's
+ * life before.  Refused.
+ */
+static void
+snowid_counter_citus_fast_refuse(const SnowidCounter *c, const char *what)
+{
+	if (c->fast && OidIsValid(c->state))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a key of fast counter %s on Citus cannot be %s", c->name, what),
+				 errdetail("Every node of the cluster caches blocks of the key's values; the others would go on giving the values of theirs."),
+				 errhint("Use a gapless counter on Citus where keys must restart, or drop the counter on every node and create it again.")));
+}
+
 /* snowid_counter_restart(counter, key, next): forward only */
 Datum
 snowid_counter_restart(PG_FUNCTION_ARGS)
@@ -366,6 +378,7 @@ snowid_counter_restart(PG_FUNCTION_ARGS)
 	int64		aligned;
 
 	PreventCommandIfReadOnly("snowid_counter_restart()");
+	snowid_counter_citus_fast_refuse(c, "restarted");
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -399,6 +412,7 @@ snowid_counter_drop_key(PG_FUNCTION_ARGS)
 	bool		had;
 
 	PreventCommandIfReadOnly("snowid_counter_drop_key()");
+	snowid_counter_citus_fast_refuse(c, "dropped");
 	had = snowid_counter_row_forget(c, key);
 	if (c->fast)
 		snowid_counter_fast_forget(c, key, c->start - 1);

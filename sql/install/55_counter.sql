@@ -191,7 +191,8 @@ COMMENT ON FUNCTION snowid_counter_reserve_serve(oid, text, bigint, bigint) IS
 -- On Citus, a counter's keys are rows of a state table of its own,
 -- distributed co-located with the table it numbers, written as the caller
 -- (Citus lets one user write a transaction's shards of a group): its
--- owner grants SELECT, INSERT, UPDATE on it to the counter's takers.  The
+-- owner grants SELECT, INSERT, UPDATE on it to the counter's takers (of a
+-- fast counter, each node's server process writes it as its owner).  The
 -- rows obey the counter's privileges whoever writes them, as checked by
 -- this trigger on every shard of the state table, with the counter's
 -- handle on the shard's node (found through snowid_counter.state): a row

@@ -5,7 +5,7 @@
 # co-located with it (its keys' rows in a state table distributed like
 # inv: each tenant's row in the shard of that tenant's invoices).
 # - refused: a counter without colocate_with, co-located with a reference
-#   or a local table, a fast or striped counter, on a worker before the coordinator,
+#   or a local table, a striped counter, on a worker before the coordinator,
 #   over a table of the state table's name that another role owns;
 # - created on the coordinator, then on the workers (run_command_on_workers);
 # - clients on the coordinator and on each worker at once insert invoices
@@ -16,6 +16,12 @@
 #   holds the tenant's invoices;
 # - a shard of inv moved to the other worker takes the state shard with
 #   it; inserts go on from every node without a repeat or a hole;
+# - a fast counter (blocks of 5) co-located with inv: two clients on each
+#   node, one in five rolled back, then a shard move (force_logical) in the
+#   middle of a load, then more: no (tenant, no) twice, every number at or
+#   below its tenant's state row (each block reserved there by a node's
+#   server process), every 5-block taken on one node; a taker with USAGE
+#   alone; restart and drop_key refused (0A000: other nodes' blocks);
 # - privileges: USAGE on the counter and SELECT, INSERT, UPDATE on its
 #   state table (the statements run as the caller: Citus lets one user
 #   write a transaction's shards of a group), a key never moved back by a
@@ -80,11 +86,11 @@ refused($coord,
 	q{SELECT snowid_counter_create('public.bad_no', colocate_with => 'public.notes')},
 	'0A000', 'a counter co-located with a local table');
 refused($coord,
-	q{SELECT snowid_counter_create('public.bad_no', mode => 'fast', colocate_with => 'public.inv')},
-	'0A000', 'a fast counter');
-refused($coord,
 	q{SELECT snowid_counter_create('public.bad_no', stripe => 0, stripes => 1, colocate_with => 'public.inv')},
 	'0A000', 'a striped counter');
+refused($coord,
+	q{SELECT snowid_counter_create('public.bad_no', mode => 'fast', stripe => 0, stripes => 2, colocate_with => 'public.inv')},
+	'0A000', 'a striped fast counter');
 refused($w1,
 	q{SELECT snowid_counter_create('public.bad_no', colocate_with => 'public.inv')},
 	'55000', 'a counter on a worker before the coordinator');
@@ -112,14 +118,22 @@ like($err, qr/is not the state table of counter/, '... saying it is not the stat
 $coord->safe_psql('postgres', qq{DROP TABLE $fake; DROP ROLE mallory});
 
 # ---- creation: the coordinator, then the workers
-my $create = q{SELECT snowid_counter_create('public.inv_no', colocate_with => 'public.inv')};
-$coord->safe_psql('postgres', $create);
-is( $coord->safe_psql(
-		'postgres',
-		qq{SELECT string_agg(success::text, ',') FROM run_command_on_workers(\$\$$create\$\$)}),
-	'true,true',
-	'the workers create their handles');
-my $state = $coord->safe_psql('postgres', q{SELECT state FROM snowid_counter WHERE counter = 'inv_no'::regclass});
+# run create on the coordinator, then on the workers: counter's state table
+sub create_everywhere
+{
+	my ($create, $counter, $what) = @_;
+	$coord->safe_psql('postgres', $create);
+	is( $coord->safe_psql(
+			'postgres',
+			qq{SELECT string_agg(success::text, ',') FROM run_command_on_workers(\$\$$create\$\$)}),
+		'true,true',
+		$what);
+	return $coord->safe_psql('postgres',
+		qq{SELECT state FROM snowid_counter WHERE counter = '$counter'::regclass});
+}
+my $state = create_everywhere(
+	q{SELECT snowid_counter_create('public.inv_no', colocate_with => 'public.inv')},
+	'inv_no', 'the workers create their handles');
 like($state, qr/^snowid_counter_state_[0-9a-f]{16}$/, "the counter's state table: $state");
 is( $coord->safe_psql(
 		'postgres',
@@ -136,40 +150,59 @@ for my $n ($w1, $w2)
 # ---- clients on every node at once
 my $tenants = 12;
 my $per_client = 150;
+my $scripts = PostgreSQL::Test::Utils::tempdir();
 
 sub client_script
 {
-	my ($origin, $seed) = @_;
+	my ($origin, $seed, $table, $counter, $count, $until_stopped) = @_;
 	my $sql = '';
 	srand($seed);
-	for my $i (1 .. $per_client)
+	for my $i (1 .. $count)
 	{
 		my $t = 1 + int(rand($tenants));
 		my $end = rand() < 0.2 ? 'ROLLBACK' : 'COMMIT';
-		$sql .= "BEGIN;\nINSERT INTO inv VALUES ($t, snowid_counter_next('inv_no', $t), '$origin');\n$end;\n";
+		$sql .= "BEGIN;\nINSERT INTO $table VALUES ($t, snowid_counter_next('$counter', $t), '$origin');\n$end;\n";
+		# every 10 statements: leave once a row is in load_stop
+		$sql .= "SELECT EXISTS (SELECT FROM load_stop) AS stop \\gset\n\\if :stop\n\\q\n\\endif\n"
+		  if $until_stopped && $i % 10 == 0;
 	}
 	return $sql;
 }
 
-sub run_clients
+# two clients on each node, each inserting count rows (default
+# $per_client) into table (default inv) numbered by counter (default
+# inv_no), or fewer if until_stopped and a row is put into load_stop;
+# finish_clients waits for them
+sub start_clients
 {
-	my ($round) = @_;
+	my ($round, $table, $counter, $count, $until_stopped) = @_;
 	my @h;
 	my $k = 0;
 	for my $n (@nodes, @nodes)
 	{
 		$k++;
 		my ($out, $err) = ('', '');
-		my $sql = client_script($name_of{ $n->port }, $round * 100 + $k);
+		# from a file: IPC::Run feeds a scalar only while it is pumped
+		my $file = "$scripts/client_${round}_$k.sql";
+		PostgreSQL::Test::Utils::append_to_file($file,
+			client_script($name_of{ $n->port }, $round * 100 + $k,
+				$table // 'inv', $counter // 'inv_no', $count // $per_client,
+				$until_stopped));
 		push @h, [
 			IPC::Run::start(
-				[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $n->connstr('postgres') ],
-				'<', \$sql, '>', \$out, '2>', \$err),
+				[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $n->connstr('postgres'), '-f', $file ],
+				'>', \$out, '2>', \$err),
 			\$err
 		];
 	}
+	return \@h;
+}
+
+sub finish_clients
+{
+	my ($h) = @_;
 	my $failed = 0;
-	for (@h)
+	for (@$h)
 	{
 		$_->[0]->finish;
 		if ($_->[0]->result != 0)
@@ -179,6 +212,11 @@ sub run_clients
 		}
 	}
 	return $failed;
+}
+
+sub run_clients
+{
+	return finish_clients(start_clients(@_));
 }
 
 sub check_numbers
@@ -246,11 +284,15 @@ is( $coord->safe_psql('postgres',
 	'3', 'invoices were numbered through all three nodes');
 
 # ---- a shard move
-my ($shard, $from) = split /\|/, $coord->safe_psql(
-	'postgres', q{
-SELECT shardid, nodeport FROM citus_shards
- WHERE shardid = get_shard_id_for_distribution_column('inv', 1)});
-my $to = $from == $w1->port ? $w2->port : $w1->port;
+# the shard of table holding tenant, its worker's port and the other's
+sub shard_of
+{
+	my ($table, $tenant) = @_;
+	my ($shard, $from) = split /\|/, $coord->safe_psql('postgres',
+		qq{SELECT shardid, nodeport FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('$table', $tenant)});
+	return ($shard, $from, $from == $w1->port ? $w2->port : $w1->port);
+}
+my ($shard, $from, $to) = shard_of('inv', 1);
 $coord->safe_psql('postgres',
 	qq{SELECT citus_move_shard_placement($shard, '127.0.0.1', $from, '127.0.0.1', $to, shard_transfer_mode => 'block_writes')});
 is( $coord->safe_psql(
@@ -259,6 +301,138 @@ is( $coord->safe_psql(
 	$to, "moving tenant 1's shard of inv moved its state shard too");
 is(run_clients(2), 0, 'clients ran again after the move');
 check_numbers('after the shard move');
+
+# ---- a fast counter: every node caches blocks of its own, each reserved
+# by that node's server process from the key's row in its shard (blocks of
+# 5, so that reservations are many and race between nodes)
+$coord->safe_psql(
+	'postgres', q{
+CREATE TABLE tick (tenant bigint, no bigint, origin text, PRIMARY KEY (tenant, no));
+SELECT create_distributed_table('tick', 'tenant', colocate_with => 'inv');
+});
+my $fast_state = create_everywhere(
+	q{SELECT snowid_counter_create('public.tick_no', mode => 'fast', block => 5, colocate_with => 'public.tick')},
+	'tick_no', 'a fast counter: created on the coordinator, then on the workers');
+is( $coord->safe_psql('postgres',
+		q{SELECT string_agg(success::text || ':' || result, ',') FROM run_command_on_all_nodes($$SELECT mode || ',' || state FROM snowid_counter WHERE counter = 'tick_no'::regclass$$)}),
+	join(',', ("true:fast,$fast_state") x 3),
+	'every node has it fast, on the same state table');
+
+sub check_fast
+{
+	my ($what) = @_;
+	is( $coord->safe_psql(
+			'postgres',
+			q{SELECT count(*) - count(DISTINCT (tenant, no)) FROM tick}),
+		'0', "$what: no (tenant, no) twice");
+	is( $coord->safe_psql(
+			'postgres',
+			qq{SELECT count(*) FROM tick t LEFT JOIN $fast_state s ON s.key = t.tenant
+			    WHERE s.last IS NULL OR t.no > s.last}),
+		'0', "$what: every number lies at or below its tenant's state row");
+	is( $coord->safe_psql(
+			'postgres',
+			qq{SELECT count(*) FROM $fast_state WHERE last % 5 <> 0}),
+		'0', "$what: each state row's last ends a block of 5");
+	is( $coord->safe_psql(
+			'postgres',
+			q{SELECT count(*) FROM (SELECT FROM tick GROUP BY tenant, (no - 1) / 5
+			    HAVING count(DISTINCT origin) > 1) b}),
+		'0', "$what: each block's numbers were taken on one node");
+	cmp_ok(
+		$coord->safe_psql(
+			'postgres',
+			q{SELECT count(*) FROM (SELECT FROM tick GROUP BY tenant HAVING count(DISTINCT origin) = 3) t}),
+		'>', 0, "$what: the nodes' blocks of a tenant interleave");
+	return;
+}
+
+is(run_clients(3, 'tick', 'tick_no'), 0, 'fast: clients on the coordinator and both workers ran');
+check_fast('fast, concurrent inserts');
+is( $coord->safe_psql('postgres', q{SELECT count(DISTINCT origin) FROM tick}),
+	'3', 'fast: numbers were taken on all three nodes');
+
+# a shard move while every node takes numbers: the blocks reserved on the
+# old placement come with the state shard, none is reserved twice
+my ($fshard, $ffrom, $fto) = shard_of('tick', 2);
+$coord->safe_psql('postgres',
+	q{CREATE TABLE load_stop (stop boolean); SELECT create_reference_table('load_stop')});
+my $rows = $coord->safe_psql('postgres', q{SELECT count(*) FROM tick});
+my $busy = start_clients(4, 'tick', 'tick_no', 40 * $per_client, 1);
+$coord->poll_query_until('postgres', qq{SELECT count(*) > $rows + 100 FROM tick})
+  or die 'the clients took no numbers';
+$coord->safe_psql('postgres',
+	qq{SELECT citus_move_shard_placement($fshard, '127.0.0.1', $ffrom, '127.0.0.1', $fto, shard_transfer_mode => 'force_logical')});
+my $moved_at = $coord->safe_psql('postgres', q{SELECT count(*) FROM tick WHERE tenant = 2});
+ok( $coord->poll_query_until('postgres',
+		qq{SELECT count(*) > $moved_at + 20 FROM tick WHERE tenant = 2}),
+	'fast: the clients go on with tenant 2 after the move (the move was mid-load)');
+$coord->safe_psql('postgres', q{INSERT INTO load_stop VALUES (true)});
+is(finish_clients($busy), 0, 'fast: clients ran through a shard move');
+is( $coord->safe_psql(
+		'postgres',
+		qq{SELECT nodeport FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('$fast_state', 2)}),
+	$fto, "fast: tenant 2's state shard moved with its shard of tick");
+is(run_clients(5, 'tick', 'tick_no'), 0, 'fast: clients ran after the move');
+check_fast('fast, through and after a shard move');
+
+# takers need USAGE on the counter only: the server process writes the
+# state table as its owner
+$coord->safe_psql('postgres', q{CREATE ROLE teller LOGIN; GRANT ALL ON tick TO teller});
+$w2->safe_psql('postgres', q{GRANT USAGE ON SEQUENCE tick_no TO teller});
+is( $w2->safe_psql('postgres',
+		q{SET ROLE teller; INSERT INTO tick VALUES (7, snowid_counter_next('tick_no', 7), 'w2') RETURNING no > 0}),
+	't', 'fast: a role with USAGE on the counter alone takes numbers');
+($rc, $out, $err) = $w2->psql('postgres',
+	qq{SET ROLE teller; UPDATE $fast_state SET last = last + 1 WHERE key = 7});
+like($err, qr/permission denied/, '... but cannot write the state table');
+check_fast('fast, a taker without rights on the state table');
+note 'fast: numbers committed ' . $coord->safe_psql('postgres', q{SELECT count(*) FROM tick})
+  . ', reserved ' . $coord->safe_psql('postgres', qq{SELECT sum(last) FROM $fast_state});
+
+# a creator who is not snowid's owner gets the state table's rights with
+# grant option, but no DELETE (a deleted key would start over below the
+# other nodes' blocks); a gapless counter's creator gets DELETE too
+$coord->safe_psql(
+	'postgres', q{
+CREATE ROLE keeper LOGIN;
+GRANT CREATE ON SCHEMA public TO keeper;
+SET ROLE keeper;
+CREATE TABLE tock (tenant bigint, no bigint);
+SELECT create_distributed_table('tock', 'tenant', colocate_with => 'none');
+SELECT snowid_counter_create('public.tock_fast', mode => 'fast', colocate_with => 'public.tock');
+SELECT snowid_counter_create('public.tock_gapless', colocate_with => 'public.tock');
+});
+is( $coord->safe_psql(
+		'postgres', q{
+SELECT string_agg(mode || ':' || has_table_privilege('keeper', state, 'UPDATE WITH GRANT OPTION')
+                  || ',' || has_table_privilege('keeper', state, 'DELETE'), ' ' ORDER BY mode)
+  FROM snowid_counter WHERE counter IN ('tock_fast'::regclass, 'tock_gapless'::regclass)}),
+	'fast:true,false gapless:true,true',
+	"fast: its creator may not DELETE from the state table (gapless: may)");
+$coord->safe_psql(
+	'postgres', q{
+SET ROLE keeper;
+SELECT snowid_counter_drop('public.tock_fast');
+SELECT snowid_counter_drop('public.tock_gapless');
+DROP TABLE tock;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM keeper;
+DROP ROLE keeper;
+});
+
+# restart and drop_key would leave the other nodes' blocks in use
+$err = refused($w1, q{SELECT snowid_counter_restart('tick_no', 3, 100000)},
+	'0A000', 'fast: snowid_counter_restart');
+like($err, qr/HINT:  Use a gapless counter on Citus where keys must restart/, '... with a hint');
+refused($coord, q{SELECT snowid_counter_drop_key('tick_no', 3)},
+	'0A000', 'fast: snowid_counter_drop_key');
+is( $coord->safe_psql('postgres',
+		q{SELECT string_agg(success::text, ',') FROM run_command_on_all_nodes($$SELECT snowid_counter_drop('public.tick_no')$$)}),
+	'true,true,true', 'fast: snowid_counter_drop on every node');
+is($coord->safe_psql('postgres', qq{SELECT to_regclass('public.$fast_state') IS NULL}),
+	't', "fast: its state table is gone");
+$coord->safe_psql('postgres', q{DROP TABLE tick, load_stop});
 
 # ---- privileges, restart and drop_key from a worker
 $coord->safe_psql(
