@@ -156,6 +156,16 @@ SELECT snowid_counter_next('stripe_int', 1), snowid_counter_next('stripe_int', 1
 SELECT snowid_counter_next('stripe_int', 1);
 SELECT snowid_counter_restart('stripe_int', 2, 2147483647);
 SELECT snowid_counter_drop('stripe_int');
+-- bigint's end: the last value, then the counter's end, named (not 22003)
+SELECT snowid_counter_create('end_no', 'bigint') IS NOT NULL AS created;
+SELECT snowid_counter_restart('end_no', 'k', 9223372036854775807);
+SELECT snowid_counter_next('end_no', 'k');
+SELECT snowid_counter_next('end_no', 'k');
+SELECT snowid_counter_create('end_fast', 'bigint', 'fast', 1, 100) IS NOT NULL AS created;
+SELECT snowid_counter_restart('end_fast', 'k', 9223372036854775800);
+SELECT snowid_counter_next('end_fast', 'k');
+SELECT snowid_counter_drop('end_no');
+SELECT snowid_counter_drop('end_fast');
 SELECT snowid_counter_drop('stripe_no');
 SELECT snowid_counter_drop('home_no');
 -- a database that subscribes to another may be one of several primaries

@@ -197,6 +197,33 @@ snowid_counter_state_take(const SnowidCounter *c, text *key, int64 step,
 }
 
 /*
+ * In a PG_CATCH: a key's row moved past the end of bigint (a step or a
+ * block from near it) is the end of counter relid's values for the key:
+ * said as the type's end is (snowid_counter_row_check), naming the
+ * counter; any other error goes on as it was.  ctx: the caller's context.
+ */
+static void
+snowid_counter_past_end(MemoryContext ctx, Oid relid, text *key)
+{
+	ErrorData  *ed;
+	char	   *name;
+
+	MemoryContextSwitchTo(ctx);
+	ed = CopyErrorData();
+	if (ed->sqlerrcode != ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE)
+		PG_RE_THROW();
+	FlushErrorState();
+	name = get_rel_name(relid);
+	ereport(ERROR,
+			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+			 errmsg("counter %s has no value left for key \"%s\"",
+					name ? quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), name) :
+					psprintf("%u", relid),
+					text_to_cstring(key)),
+			 errdetail("Its values end at " INT64_FORMAT ".", PG_INT64_MAX)));
+}
+
+/*
  * Move the row of key of counter relid by step (to first at the key's
  * first use) in the current transaction, the row locked until it ends:
  * returns its new last.  Gapless: the caller's transaction; fast: the
@@ -205,9 +232,9 @@ snowid_counter_state_take(const SnowidCounter *c, text *key, int64 step,
  * owns the state table), through Citus, in the key's shard: its
  * transaction commits there (in one or two phases) before it answers.
  */
-int64
-snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 step,
-						int64 first)
+static int64
+snowid_counter_row_take_at(Oid extnsp, Oid relid, text *key, int64 step,
+						   int64 first)
 {
 	Datum		arg = ObjectIdGetDatum(relid);
 	int64		out[COUNTER_STMT_OUTS];
@@ -240,6 +267,26 @@ snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 step,
 	return snowid_counter_key_take(extnsp, relid, key, step, first);
 }
 
+/* The same; a row moved past bigint's end is the counter's end. */
+int64
+snowid_counter_row_take(Oid extnsp, Oid relid, text *key, int64 step,
+						int64 first)
+{
+	MemoryContext ctx = CurrentMemoryContext;
+	int64		last = 0;
+
+	PG_TRY();
+	{
+		last = snowid_counter_row_take_at(extnsp, relid, key, step, first);
+	}
+	PG_CATCH();
+	{
+		snowid_counter_past_end(ctx, relid, key);
+	}
+	PG_END_TRY();
+	return last;
+}
+
 /*
  * last, the last of the values first .. last just taken for key, refused
  * when none of them lies within the counter's type.
@@ -261,13 +308,22 @@ snowid_counter_row_check(const SnowidCounter *c, text *key, int64 first,
 int64
 snowid_counter_row_next(const SnowidCounter *c, text *key)
 {
-	int64		last;
+	MemoryContext ctx = CurrentMemoryContext;
+	int64		last = 0;
 
-	/* on Citus, as the caller, in the caller's distributed transaction */
-	if (!OidIsValid(c->state))
-		last = snowid_counter_key_take(c->extnsp, c->relid, key, 1, c->start);
-	else
-		last = snowid_counter_state_take(c, key, 1, c->start);
+	PG_TRY();
+	{
+		/* on Citus, as the caller, in the caller's distributed transaction */
+		if (!OidIsValid(c->state))
+			last = snowid_counter_key_take(c->extnsp, c->relid, key, 1, c->start);
+		else
+			last = snowid_counter_state_take(c, key, 1, c->start);
+	}
+	PG_CATCH();
+	{
+		snowid_counter_past_end(ctx, c->relid, key);
+	}
+	PG_END_TRY();
 	return snowid_counter_row_check(c, key, last, last);
 }
 
