@@ -65,8 +65,8 @@
 #
 # Also: the README's reference names every function of the install script
 # (the parts in sql/install/ that the Makefile concatenates) and has a
-# settings row for every snowid.* parameter of src/guc.c; and the README is
-# at most 46,080 bytes.
+# settings row for every snowid.* parameter of src/guc.c; the README is at
+# most 46,080 bytes and says what test/newcomer.sh checks it says.
 
 use strict;
 use warnings;
@@ -87,6 +87,21 @@ my @lines = split /\n/, slurp_file($readme);
 my $readme_bytes = -s $readme;
 cmp_ok($readme_bytes, '<=', 46080,
 	"README.md is at most 45 KB, 46,080 bytes ($readme_bytes)");
+
+# A README tightened to fit must keep what the newcomer's path
+# (test/newcomer.sh, run last in CI, as root) checks it says: its list of
+# phrases, read from that script, is checked here too, at once.
+{
+	my ($list) = slurp_file("$FindBin::RealBin/../newcomer.sh") =~
+	  /^for phrase in (.*?); do$/ms;
+	my @phrases = ($list // '') =~ /'([^']*)'|"([^"]*)"/g;
+	@phrases = grep { defined } @phrases;
+	cmp_ok(scalar @phrases, '>=', 10,
+		'test/newcomer.sh lists the phrases the README must say (' . scalar(@phrases) . ')');
+	my $text = slurp_file($readme);
+	my @missing = grep { index($text, $_) < 0 } @phrases;
+	is(join(', ', @missing), '', "README.md says every phrase test/newcomer.sh checks");
+}
 
 # The blocks: [first line number, text, where], in order.  A fence is ```
 # at the start of a line; ```sql opens a block that runs, on the demo
