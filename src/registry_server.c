@@ -100,6 +100,7 @@ typedef struct ServerSlot
 	int			route;			/* the index of the process that applies it */
 	pid_t		runner;			/* the server process applying it */
 	bool		failed;
+	bool		stopped;		/* failed: its server process stopped first */
 	int			sqlerrcode;
 	XLogRecPtr	flush_to;		/* the answer holds once WAL is flushed here */
 	int			len;
@@ -647,6 +648,7 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 	char	   *answer;
 	int			answer_len;
 	bool		failed;
+	bool		stopped;
 	int			sqlerrcode;
 	XLogRecPtr	flush_to;
 	TimestampTz give_up;
@@ -725,6 +727,7 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 		slot->caller = MyProc;
 		slot->caller_pid = MyProcPid;
 		slot->failed = false;
+		slot->stopped = false;
 		slot->sqlerrcode = 0;
 		slot->flush_to = InvalidXLogRecPtr;
 		encode_args(fcinfo, fnoid, slot);
@@ -782,6 +785,7 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 	PG_END_ENSURE_ERROR_CLEANUP(forward_cleanup, PointerGetDatum(slot));
 
 	failed = slot->failed;
+	stopped = slot->stopped;
 	sqlerrcode = slot->sqlerrcode;
 	flush_to = slot->flush_to;
 	answer_len = slot->len;
@@ -798,6 +802,14 @@ snowid_registry_forward(PG_FUNCTION_ARGS)
 	if (!XLogRecPtrIsInvalid(flush_to))
 		XLogFlush(flush_to);
 
+	/* what it may have reserved is never handed out: a gap, no repeat */
+	if (failed && stopped && counter != NULL)
+		ereport(ERROR,
+				(errcode(sqlerrcode),
+				 errmsg("could not reserve values for counter %s: the server process of its database stopped before it answered",
+						counter),
+				 errdetail("No value of the counter was handed out for this call."),
+				 errhint("Ask again: the next call starts a new server process.")));
 	if (failed)
 	{
 		int			pos = 0;
@@ -840,6 +852,7 @@ server_detach(int code, Datum arg)
 			slot_fail(slot, ERRCODE_CONNECTION_FAILURE,
 					  "the registry's server process stopped before it answered",
 					  NULL, NULL);
+			slot->stopped = true;
 			slot->state = SLOT_DONE;
 			wake[nwake++] = slot->caller;
 		}

@@ -21,6 +21,8 @@
 #   twice and no gapless hole;
 # - a key restarted in a transaction still open keeps its cache slot
 #   through evictions: its takers wait for that transaction;
+# - a server process stopped while a caller waits for it: the error names
+#   the counter, and the next call goes on;
 # - pg_dump of a database using counters, restored into a fresh server:
 #   every key's next value lies above those issued before the dump.
 
@@ -278,5 +280,52 @@ for my $try (1, 2)
 	unlike($err, qr/(?<!snowid\.)registry/, "and says nothing of a registry (call $try)");
 }
 $starved->stop;
+
+# The server process stops while a caller waits for its answer (here, for
+# a key's row that a superuser holds): the error speaks of the counter
+# (until 2.1: "the registry's server process stopped"), nothing is handed
+# out, and the next call starts a new process and goes on above the block.
+my $stops = snowid_node('stops', 1, '');
+$stops->start;
+$stops->safe_psql('postgres',
+	"CREATE EXTENSION snowid; SELECT snowid_counter_create('srv_no', mode => 'fast', block => 10); SELECT snowid_counter_next('srv_no', 'k')"
+);
+$stops->restart;			# the cache forgets the key; its row says 10
+my ($h_in, $h_out, $h_err, $w_in, $w_out, $w_err) = ('') x 6;
+my $holder = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $stops->connstr('postgres'), '-f', '-' ],
+	'<', \$h_in, '>', \$h_out, '2>', \$h_err);
+$h_in .= "BEGIN;\nSELECT last FROM snowid_counter_key WHERE key = 'k' FOR UPDATE;\n";
+my $stop_timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+$stop_timer->start;
+$holder->pump until $h_out =~ /^10$/m || $stop_timer->is_expired;
+my $waiter = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $stops->connstr('postgres'), '-c', "SELECT snowid_counter_next('srv_no', 'k')" ],
+	'<', \$w_in, '>', \$w_out, '2>', \$w_err);
+# while the server process waits for the row (its lock_timeout is 1 s)
+$stops->safe_psql('postgres', q{
+DO $$
+BEGIN
+	FOR i IN 1 .. 3000 LOOP
+		PERFORM pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity
+		 WHERE backend_type = 'snowid registry server' AND wait_event_type = 'Lock';
+		IF FOUND THEN RETURN; END IF;
+		PERFORM pg_catalog.pg_sleep(0.003);
+		PERFORM pg_catalog.pg_stat_clear_snapshot();	-- see the change
+	END LOOP;
+	RAISE 'no server process waited for the row: %', (SELECT pg_catalog.string_agg(backend_type || ':' || coalesce(wait_event_type, '') || ':' || coalesce(wait_event, '') || ':' || left(query, 60), ' | ') FROM pg_catalog.pg_stat_activity);
+END
+$$});
+$waiter->finish;
+like(
+	$w_err,
+	qr/ERROR:  could not reserve values for counter public\.srv_no: the server process of its database stopped before it answered.*DETAIL:  No value of the counter was handed out/s,
+	'a server process stopped while a caller waits: the error names the counter');
+unlike($w_err, qr/(?<!snowid\.)registry/, 'and says nothing of a registry');
+$h_in .= "COMMIT;\n";
+$holder->finish;
+is($stops->safe_psql('postgres', "SELECT snowid_counter_next('srv_no', 'k') > 10"),
+	't', 'the next call starts a new server process and goes on above the block');
+$stops->stop;
 
 done_testing();
