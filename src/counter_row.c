@@ -21,6 +21,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "compat.h"
 #include "counter_citus.h"
 #include "counter_exec.h"
 #include "counter_row.h"
@@ -196,31 +197,34 @@ snowid_counter_state_take(const SnowidCounter *c, text *key, int64 step,
 	return out[0];
 }
 
+/* Counter name (qualified) has no value left for key: its values end at end. */
+snowid_noreturn static void
+snowid_counter_none_left(const char *name, text *key, int64 end)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+			 errmsg("counter %s has no value left for key \"%s\"",
+					name, text_to_cstring(key)),
+			 errdetail("Its values end at " INT64_FORMAT ".", end)));
+}
+
 /*
  * In a PG_CATCH: a key's row moved past the end of bigint (a step or a
- * block from near it) is the end of counter relid's values for the key:
- * said as the type's end is (snowid_counter_row_check), naming the
- * counter; any other error goes on as it was.  ctx: the caller's context.
+ * block from near it) is the end of counter relid's values for the key,
+ * said as the end of its type is (snowid_counter_row_check); any other
+ * error goes on as it was.  ctx: the caller's context.
  */
 static void
 snowid_counter_past_end(MemoryContext ctx, Oid relid, text *key)
 {
 	ErrorData  *ed;
-	char	   *name;
 
 	MemoryContextSwitchTo(ctx);
 	ed = CopyErrorData();
 	if (ed->sqlerrcode != ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE)
 		PG_RE_THROW();
 	FlushErrorState();
-	name = get_rel_name(relid);
-	ereport(ERROR,
-			(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-			 errmsg("counter %s has no value left for key \"%s\"",
-					name ? quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), name) :
-					psprintf("%u", relid),
-					text_to_cstring(key)),
-			 errdetail("Its values end at " INT64_FORMAT ".", PG_INT64_MAX)));
+	snowid_counter_none_left(snowid_ticket_name(relid), key, PG_INT64_MAX);
 }
 
 /*
@@ -245,7 +249,6 @@ snowid_counter_row_take_at(Oid extnsp, Oid relid, text *key, int64 step,
 		SnowidCounter c;
 		Oid			save_userid;
 		int			save_sec_context;
-		char	   *name = get_rel_name(relid);
 
 		memset(&c, 0, sizeof(c));
 		c.relid = relid;
@@ -253,9 +256,7 @@ snowid_counter_row_take_at(Oid extnsp, Oid relid, text *key, int64 step,
 		c.state = (Oid) out[0];
 		c.keytype = get_rel_name(c.state) == NULL ? InvalidOid :
 			get_atttype(c.state, get_attnum(c.state, "key"));
-		c.name = name == NULL ? psprintf("%u", relid) :
-			quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									   name);
+		c.name = snowid_ticket_name(relid);
 		GetUserIdAndSecContext(&save_userid, &save_sec_context);
 		SetUserIdAndSecContext(snowid_ticket_catalog_owner(extnsp),
 							   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
@@ -296,11 +297,7 @@ snowid_counter_row_check(const SnowidCounter *c, text *key, int64 first,
 						 int64 last)
 {
 	if (first > c->maxvalue || last < c->start)
-		ereport(ERROR,
-				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
-				 errmsg("counter %s has no value left for key \"%s\"",
-						c->name, text_to_cstring(key)),
-				 errdetail("Its values end at " INT64_FORMAT ".", c->maxvalue)));
+		snowid_counter_none_left(c->name, key, c->maxvalue);
 	return last;
 }
 

@@ -484,7 +484,6 @@ snowid_counter_reserve_serve(PG_FUNCTION_ARGS)
 	MemoryContext ctx = CurrentMemoryContext;
 	int			nest;
 	int64		last = 0;
-	char	   *name;
 
 	if (step < 1 || first < 0 || VARSIZE_ANY_EXHDR(key) > SNOWID_COUNTER_KEY_MAX)
 		ereport(ERROR,
@@ -507,13 +506,11 @@ snowid_counter_reserve_serve(PG_FUNCTION_ARGS)
 		if (ed->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
 			PG_RE_THROW();
 		FlushErrorState();
-		name = get_rel_name(relid);
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("key \"%s\" of counter %s is locked by another transaction",
 						text_to_cstring(key),
-						name ? quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), name) :
-						psprintf("%u", relid)),
+						snowid_ticket_name(relid)),
 				 errdetail("A fast counter reserves values in a transaction of its own; another has held the key's row for more than 1 s (as one that restarts or drops the key does until it ends)."),
 				 errhint("If it is the transaction that asks for this value, commit it first; else ask again once that transaction has ended.")));
 	}

@@ -62,6 +62,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
+#include "ticket_catalog.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
@@ -619,18 +620,11 @@ static pg_noinline const char *
 forward_counter(FunctionCallInfo fcinfo, Oid fnoid)
 {
 	char	   *name = get_func_name(fnoid);
-	Oid			relid;
-	char	   *rel;
 
 	if (name == NULL || strcmp(name, "snowid_counter_reserve") != 0 ||
 		PG_NARGS() < 1 || PG_ARGISNULL(0))
 		return NULL;
-	relid = PG_GETARG_OID(0);
-	rel = get_rel_name(relid);
-	if (rel == NULL)
-		return psprintf("%u", relid);
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  rel);
+	return snowid_ticket_name(PG_GETARG_OID(0));
 }
 
 PG_FUNCTION_INFO_V1(snowid_registry_forward);

@@ -148,6 +148,7 @@ snowid_ticket_key(ScanKeyData *key, Oid relid)
 
 /* ---------- rows ---------- */
 
+/* A ticket's or a counter's sequence, qualified for messages (its OID if gone). */
 const char *
 snowid_ticket_name(Oid relid)
 {
