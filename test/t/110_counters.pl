@@ -291,14 +291,10 @@ $stops->safe_psql('postgres',
 	"CREATE EXTENSION snowid; SELECT snowid_counter_create('srv_no', mode => 'fast', block => 10); SELECT snowid_counter_next('srv_no', 'k')"
 );
 $stops->restart;			# the cache forgets the key; its row says 10
-my ($h_in, $h_out, $h_err, $w_in, $w_out, $w_err) = ('') x 6;
-my $holder = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', $stops->connstr('postgres'), '-f', '-' ],
-	'<', \$h_in, '>', \$h_out, '2>', \$h_err);
-$h_in .= "BEGIN;\nSELECT last FROM snowid_counter_key WHERE key = 'k' FOR UPDATE;\n";
-my $stop_timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
-$stop_timer->start;
-$holder->pump until $h_out =~ /^10$/m || $stop_timer->is_expired;
+my $holder = $stops->background_psql('postgres');
+$holder->query_safe(
+	q{BEGIN; SELECT last FROM snowid_counter_key WHERE key = 'k' FOR UPDATE});
+my ($w_in, $w_out, $w_err) = ('') x 3;
 my $waiter = IPC::Run::start(
 	[ 'psql', '-XAtq', '-d', $stops->connstr('postgres'), '-c', "SELECT snowid_counter_next('srv_no', 'k')" ],
 	'<', \$w_in, '>', \$w_out, '2>', \$w_err);
@@ -322,8 +318,8 @@ like(
 	qr/ERROR:  could not reserve values for counter public\.srv_no: the server process of its database stopped before it answered.*DETAIL:  No value of the counter was handed out/s,
 	'a server process stopped while a caller waits: the error names the counter');
 unlike($w_err, qr/(?<!snowid\.)registry/, 'and says nothing of a registry');
-$h_in .= "COMMIT;\n";
-$holder->finish;
+$holder->query_safe('COMMIT');
+$holder->quit;
 is($stops->safe_psql('postgres', "SELECT snowid_counter_next('srv_no', 'k') > 10"),
 	't', 'the next call starts a new server process and goes on above the block');
 $stops->stop;
